@@ -1,0 +1,1 @@
+//! heddle-corpus: BEIR corpora in and out, synthetic corpora, query sets.

@@ -1,0 +1,102 @@
+//! The crate's one error type. Variants carry the facts a user needs to fix the problem:
+//! which file, what was expected, what was found.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Result alias used throughout heddle.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in heddle. `Clone` so a failed snapshot load can be
+/// reported to several waiters; io errors are therefore kept behind an `Arc`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+
+    /// The file is shorter than its own structure says it must be. Rebuild the index
+    /// or restore the file from a backup.
+    #[error("{path}: truncated: {what} needs {needed} bytes at offset {offset}, file section has {available}")]
+    Truncated {
+        path: PathBuf,
+        what: &'static str,
+        offset: u64,
+        needed: u64,
+        available: u64,
+    },
+
+    /// The file does not end in heddle's footer magic: not a heddle file, or cut short.
+    #[error("{path}: bad footer magic (not a heddle index file, or truncated)")]
+    BadMagic { path: PathBuf },
+
+    /// Written by a different format version. Rebuild the index with this heddle.
+    #[error("{path}: format version {found}, this heddle reads version {expected}; rebuild the index")]
+    Version {
+        path: PathBuf,
+        expected: u32,
+        found: u32,
+    },
+
+    /// The bytes were changed after they were written (disk corruption, a bad copy).
+    #[error("{path}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is damaged")]
+    ChecksumMismatch {
+        path: PathBuf,
+        stored: u32,
+        computed: u32,
+    },
+
+    /// A structure inside a file is inconsistent (checksums passed, contents do not).
+    #[error("{path}: corrupt {what}: {detail}")]
+    Corrupt {
+        path: PathBuf,
+        what: &'static str,
+        detail: String,
+    },
+
+    /// The manifest could not be parsed.
+    #[error("{path}: manifest is not valid: {detail}")]
+    Manifest { path: PathBuf, detail: String },
+
+    /// No index at this path. Create one first (`heddle-eval index`).
+    #[error("{path}: no heddle index here (no MANIFEST)")]
+    NoIndex { path: PathBuf },
+
+    /// `create` was pointed at a directory that already holds files.
+    #[error("{path}: directory is not empty; refusing to create an index over it")]
+    NotEmpty { path: PathBuf },
+
+    /// Another `IndexWriter` (in this or another process) holds the index's lock.
+    #[error("{path}: another writer holds the lock; only one writer per index")]
+    Locked { path: PathBuf },
+
+    /// A document's external id is already taken.
+    #[error("document id {id:?} is already in the index")]
+    DuplicateId { id: String },
+
+    /// A document has an empty external id.
+    #[error("document has an empty id")]
+    EmptyId,
+
+    #[error("unknown analyzer {name:?}; known: {known}")]
+    UnknownAnalyzer { name: String, known: String },
+
+    /// A deliberately injected failure (tests of crash safety).
+    #[error("failpoint {0:?} triggered")]
+    Failpoint(crate::index::Failpoint),
+
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source: Arc::new(source),
+        }
+    }
+}

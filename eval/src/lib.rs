@@ -1,0 +1,1 @@
+//! heddle-eval
