@@ -1,8 +1,34 @@
+//! heddle: a reference full-text search engine.
+//!
+//! Documents flow one way: [`analysis`] turns text into tokens, [`index::IndexWriter`]
+//! inverts them into immutable, memory-mapped [`segment`]s and publishes them with an
+//! atomic manifest swap, and [`search::Searcher`] scores an immutable snapshot with BM25.
+//!
+//! ```no_run
+//! use heddle::{Document, Index, IndexSettings};
+//! # fn main() -> heddle::Result<()> {
+//! let index = Index::create("/tmp/idx", IndexSettings::default())?;
+//! let mut writer = index.writer()?;
+//! writer.add(Document::new("d1", "Coronavirus origins", "Bats host many coronaviruses."))?;
+//! writer.commit()?;
+//! let hits = index.searcher().search("bat coronavirus", &heddle::SearchOptions::default())?;
+//! assert_eq!(hits[0].id, "d1");
+//! # Ok(()) }
+//! ```
+
 pub mod analysis;
+mod directory;
 mod document;
 mod error;
 pub mod index;
+mod postings;
+pub mod search;
+pub mod segment;
+mod store;
+mod termdict;
 
 pub use analysis::{Analyzer, AnalyzerConfig};
 pub use document::Document;
 pub use error::{Error, Result};
+pub use index::{CommitStats, Failpoint, Index, IndexSettings, IndexWriter};
+pub use search::{Bm25Params, Hit, SearchOptions, Searcher};

@@ -1,0 +1,10 @@
+//! The filesystem boundary: memory maps (the crate's only `unsafe`), durable and atomic
+//! writes, and the writer's lock file.
+
+mod atomic;
+mod lock;
+mod mmap;
+
+pub(crate) use atomic::{atomic_replace, fsync_dir};
+pub(crate) use lock::DirLock;
+pub(crate) use mmap::MappedFile;

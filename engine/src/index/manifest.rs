@@ -1,0 +1,74 @@
+//! The manifest: the one file that says which segments make up the index. It is JSON (a
+//! person can read it) followed by the standard footer, and it is only ever replaced
+//! atomically.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::AnalyzerConfig;
+use crate::directory::atomic_replace;
+use crate::error::{Error, Result};
+use crate::segment::{FORMAT_VERSION, SegmentMeta, footer};
+
+pub const MANIFEST_FILE: &str = "MANIFEST";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    pub format_version: u32,
+    /// Bumped by every commit.
+    pub generation: u64,
+    /// The analyzer every document and query of this index goes through.
+    pub analyzer: AnalyzerConfig,
+    /// The next segment gets this number; numbers are never reused.
+    pub next_segment_id: u64,
+    /// Oldest first: internal doc ids are assigned in this order.
+    pub segments: Vec<SegmentMeta>,
+}
+
+impl Manifest {
+    pub(crate) fn new(analyzer: AnalyzerConfig) -> Self {
+        Manifest {
+            format_version: FORMAT_VERSION,
+            generation: 0,
+            analyzer,
+            next_segment_id: 1,
+            segments: Vec::new(),
+        }
+    }
+
+    pub(crate) fn load(dir: &Path) -> Result<Manifest> {
+        let path = dir.join(MANIFEST_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NoIndex {
+                    path: dir.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let body = footer::verify(&path, &bytes)?;
+        let manifest: Manifest = serde_json::from_slice(body).map_err(|e| Error::Manifest {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+        if manifest.format_version != FORMAT_VERSION {
+            return Err(Error::Version {
+                path,
+                expected: FORMAT_VERSION,
+                found: manifest.format_version,
+            });
+        }
+        Ok(manifest)
+    }
+
+    /// Replaces the manifest atomically. `after_tmp` runs once the temporary file is
+    /// durable and before the rename (failpoints).
+    pub(crate) fn store(&self, dir: &Path, after_tmp: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a manifest always serializes");
+        bytes.push(b'\n');
+        footer::append_footer(&mut bytes);
+        atomic_replace(dir, MANIFEST_FILE, &bytes, || after_tmp(dir))
+    }
+}

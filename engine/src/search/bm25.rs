@@ -1,0 +1,62 @@
+//! Okapi BM25 with the Robertson–Sparck Jones IDF made non-negative:
+//!
+//! `score(d) = Σ_t qtf(t) · idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`,
+//! `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`.
+//!
+//! `N` and `df` are totals over every segment of the snapshot, `dl` is the document's
+//! exact flat length (heddle does not quantize lengths), `avgdl` the snapshot's mean.
+
+/// BM25's free parameters, chosen per query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bm25Params {
+    pub k1: f64,
+    pub b: f64,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: 1.2, b: 0.75 }
+    }
+}
+
+pub(crate) fn idf(doc_count: u64, df: u64) -> f64 {
+    let (n, df) = (doc_count as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// The per-document part of a term's score, precomputed for one query: only `tf` and
+/// `dl` vary per posting.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TermScorer {
+    /// qtf · idf · (k1 + 1)
+    weight: f64,
+    /// k1 · (1 − b)
+    k1_const: f64,
+    /// k1 · b / avgdl
+    k1_per_len: f64,
+}
+
+impl TermScorer {
+    pub(crate) fn new(params: Bm25Params, idf: f64, query_tf: u32, avgdl: f64) -> Self {
+        let Bm25Params { k1, b } = params;
+        TermScorer {
+            weight: query_tf as f64 * idf * (k1 + 1.0),
+            k1_const: k1 * (1.0 - b),
+            k1_per_len: if avgdl > 0.0 { k1 * b / avgdl } else { 0.0 },
+        }
+    }
+
+    #[inline]
+    pub(crate) fn score(&self, tf: u32, doc_len: u32) -> f64 {
+        let tf = tf as f64;
+        let norm = self.k1_const + self.k1_per_len * doc_len as f64;
+        self.weight * tf / (tf + norm)
+    }
+
+    /// An upper bound on `score` for any document with tf ≤ `max_tf` and length ≥
+    /// `min_len` (score grows with tf and shrinks with length). Used by pruning.
+    #[allow(dead_code)]
+    pub(crate) fn bound(&self, max_tf: u32, min_len: u32) -> f64 {
+        self.score(max_tf, min_len)
+    }
+}

@@ -1,0 +1,40 @@
+//! The exhaustive scorer: document-at-a-time over every posting of every query term.
+//! Kept forever as the oracle that pruned paths are tested against.
+
+use super::query::QueryTerm;
+use super::topk::TopK;
+use crate::error::Result;
+use crate::index::Snapshot;
+use crate::postings::TERMINATED;
+use crate::segment::lengths::length_of;
+
+pub(crate) fn top_k(snapshot: &Snapshot, terms: &[QueryTerm], k: usize) -> Result<TopK> {
+    let mut top = TopK::new(k);
+    for (s, segment) in snapshot.segments().iter().enumerate() {
+        let base = snapshot.doc_base(s);
+        let lengths = segment.flat_lengths();
+        let mut lists = Vec::with_capacity(terms.len());
+        for term in terms {
+            if let Some(info) = segment.term_info(&term.term) {
+                lists.push((term.scorer, segment.postings(&info)?));
+            }
+        }
+        let mut cursors: Vec<_> = lists.iter().map(|(scorer, list)| (*scorer, list.cursor())).collect();
+        loop {
+            let doc = cursors.iter().map(|(_, c)| c.doc()).min().unwrap_or(TERMINATED);
+            if doc == TERMINATED {
+                break;
+            }
+            let len = length_of(lengths, doc);
+            let mut score = 0.0;
+            for (scorer, cursor) in cursors.iter_mut() {
+                if cursor.doc() == doc {
+                    score += scorer.score(cursor.tf(), len);
+                    cursor.advance();
+                }
+            }
+            top.push(score, base + doc as u64);
+        }
+    }
+    Ok(top)
+}

@@ -1,0 +1,13 @@
+//! Searching a snapshot: query preparation, BM25, and top-k collection.
+//!
+//! [`exhaustive`] scores every posting of every query term. It is the oracle: faster
+//! paths (dynamic pruning) must return exactly its results, ids, scores and tie order.
+
+mod bm25;
+mod exhaustive;
+mod query;
+mod searcher;
+mod topk;
+
+pub use bm25::Bm25Params;
+pub use searcher::{Hit, SearchOptions, Searcher};

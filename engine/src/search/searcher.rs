@@ -1,0 +1,103 @@
+//! The searcher: a query against one immutable snapshot.
+
+use std::sync::Arc;
+
+use super::bm25::Bm25Params;
+use super::{exhaustive, query};
+use crate::analysis::Analyzer;
+use crate::error::{Error, Result};
+use crate::index::Snapshot;
+
+/// How to run one query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchOptions {
+    /// Hits to return.
+    pub k: usize,
+    pub bm25: Bm25Params,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            k: 10,
+            bm25: Bm25Params::default(),
+        }
+    }
+}
+
+/// One result, best first in a result list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The document's external id.
+    pub id: String,
+    pub title: String,
+    pub score: f64,
+    /// Internal doc id within the snapshot (segment order, then insertion order); the
+    /// tie-breaker among equal scores.
+    pub doc: u64,
+}
+
+/// Searches the snapshot it was created from; later commits do not change its answers.
+#[derive(Clone)]
+pub struct Searcher {
+    snapshot: Arc<Snapshot>,
+    analyzer: Arc<Analyzer>,
+}
+
+impl Searcher {
+    pub(crate) fn new(snapshot: Arc<Snapshot>, analyzer: Arc<Analyzer>) -> Self {
+        Searcher { snapshot, analyzer }
+    }
+
+    /// Documents in the snapshot.
+    pub fn num_docs(&self) -> u64 {
+        self.snapshot.doc_count()
+    }
+
+    /// The manifest generation this searcher sees.
+    pub fn generation(&self) -> u64 {
+        self.snapshot.generation()
+    }
+
+    /// Documents containing `term` (an already analyzed token) over all segments.
+    pub fn doc_freq(&self, term: &str) -> u64 {
+        self.snapshot
+            .segments()
+            .iter()
+            .filter_map(|s| s.term_info(term))
+            .map(|i| i.df as u64)
+            .sum()
+    }
+
+    /// Analyzes `query` with the index's analyzer and returns the top `opts.k` documents
+    /// by BM25 (a disjunction of the query's terms), ties by ascending internal doc id.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        self.search_exhaustive(query, opts)
+    }
+
+    /// The oracle: scores every posting of every query term.
+    pub fn search_exhaustive(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.bm25);
+        let top = exhaustive::top_k(&self.snapshot, &terms, opts.k)?;
+        top.into_sorted()
+            .into_iter()
+            .map(|s| self.hit(s.doc, s.score))
+            .collect()
+    }
+
+    fn hit(&self, doc: u64, score: f64) -> Result<Hit> {
+        let segments = self.snapshot.segments();
+        let s = (0..segments.len())
+            .rev()
+            .find(|&s| self.snapshot.doc_base(s) <= doc)
+            .ok_or_else(|| Error::InvalidArgument(format!("doc {doc} outside the snapshot")))?;
+        let local = (doc - self.snapshot.doc_base(s)) as u32;
+        let stored = segments[s].stored(local)?;
+        Ok(Hit {
+            id: stored.id.to_string(),
+            title: stored.title.to_string(),
+            score,
+            doc,
+        })
+    }
+}

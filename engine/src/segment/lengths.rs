@@ -1,0 +1,83 @@
+//! Per-document token counts for each field, the `dl` of BM25.
+//!
+//! Body layout (little-endian): `n u32 | f u32 | f × (name_len u32, name bytes) |
+//! f × n × u32`. Version 1 writes the fields `flat`, `title`, `text` (flat = title + text),
+//! so per-field scoring can be added without a format change.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::segment::bytes::{ByteReader, u32_at};
+
+pub(crate) const FIELDS: [&str; 3] = ["flat", "title", "text"];
+
+pub(crate) fn write_body(title: &[u32], text: &[u32]) -> Vec<u8> {
+    let n = title.len();
+    let mut out = Vec::with_capacity(8 + 32 + 12 * n);
+    out.extend_from_slice(&(n as u32).to_le_bytes());
+    out.extend_from_slice(&(FIELDS.len() as u32).to_le_bytes());
+    for name in FIELDS {
+        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+    }
+    for (t, x) in title.iter().zip(text) {
+        out.extend_from_slice(&(t + x).to_le_bytes());
+    }
+    for t in title {
+        out.extend_from_slice(&t.to_le_bytes());
+    }
+    for x in text {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// Where each field's length table sits in a validated body.
+#[derive(Debug, Clone)]
+pub(crate) struct Lengths {
+    len: usize,
+    /// Byte offset of the flat field's table.
+    flat_at: usize,
+}
+
+impl Lengths {
+    pub(crate) fn open(path: &Path, body: &[u8], expected_docs: usize) -> Result<Self> {
+        let mut r = ByteReader::new(path, body);
+        let len = r.u32("document count")? as usize;
+        if len != expected_docs {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "document lengths",
+                detail: format!("holds {len} documents, manifest says {expected_docs}"),
+            });
+        }
+        let fields = r.u32("field count")? as usize;
+        let mut names = Vec::new();
+        for _ in 0..fields.min(64) {
+            let name_len = r.u32("field name length")? as usize;
+            names.push(r.take(name_len, "field name")?);
+        }
+        let tables_at = r.position();
+        r.table(len, 4 * fields, "length tables")?;
+        let flat = names.iter().position(|n| *n == b"flat").ok_or_else(|| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "document lengths",
+            detail: "no `flat` field".into(),
+        })?;
+        Ok(Lengths {
+            len,
+            flat_at: tables_at + flat * 4 * len,
+        })
+    }
+
+    /// The flat-field length table (`len` little-endian u32s) inside `body`.
+    pub(crate) fn flat<'a>(&self, body: &'a [u8]) -> &'a [u8] {
+        &body[self.flat_at..self.flat_at + 4 * self.len]
+    }
+}
+
+/// Length of document `doc` from a table returned by [`Lengths::flat`].
+#[inline]
+pub(crate) fn length_of(table: &[u8], doc: u32) -> u32 {
+    u32_at(table, doc as usize)
+}
