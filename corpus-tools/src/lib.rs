@@ -1,1 +1,3 @@
-//! heddle-corpus: BEIR corpora in and out, synthetic corpora, query sets.
+//! heddle-corpus: BEIR corpora in and out, a synthetic TREC-COVID-style corpus, query sets.
+
+pub mod beir;

@@ -1,0 +1,92 @@
+//! The typed errors of BEIR reading: which file, which line, what is wrong with it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An error reading a BEIR file. `Clone` (io errors are kept behind an `Arc`) so a caller
+/// can keep the first error of a run and still report it later.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BeirError {
+    /// The file could not be opened or read. Check the path and its permissions.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+
+    /// One line of the file is malformed. `line` is 1-based, counted as a text editor
+    /// counts lines (blank lines included). Fix or remove that line.
+    #[error("{path}:{line}: {problem}")]
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        problem: LineProblem,
+    },
+}
+
+impl BeirError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        BeirError::Io {
+            path: path.into(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// The 1-based line number of a malformed line, `None` for an io error.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            BeirError::Io { .. } => None,
+            BeirError::Malformed { line, .. } => Some(*line),
+        }
+    }
+
+    /// What is wrong with the line, `None` for an io error.
+    pub fn problem(&self) -> Option<&LineProblem> {
+        match self {
+            BeirError::Io { .. } => None,
+            BeirError::Malformed { problem, .. } => Some(problem),
+        }
+    }
+}
+
+/// What is wrong with one line of a BEIR file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineProblem {
+    /// The line is not UTF-8. BEIR files are UTF-8 throughout; re-encode the file.
+    #[error("invalid UTF-8 after {valid_up_to} bytes of the line")]
+    InvalidUtf8 { valid_up_to: usize },
+
+    /// The line is not one JSON object (a syntax error, trailing characters, or another
+    /// JSON type at the top level).
+    #[error("invalid JSON at column {column}: {message}")]
+    InvalidJson { column: usize, message: String },
+
+    /// A required field is absent.
+    #[error("missing field \"{field}\"")]
+    MissingField { field: &'static str },
+
+    /// A field that must be a JSON string holds something else.
+    #[error("field \"{field}\" is not a string (found {found})")]
+    NotAString {
+        field: &'static str,
+        found: &'static str,
+    },
+
+    /// The same field appears twice in one object; which one was meant is unknowable.
+    #[error("field \"{field}\" appears twice")]
+    DuplicateField { field: &'static str },
+
+    /// `_id` is the empty string; ids identify documents and queries, so one is needed.
+    #[error("field \"_id\" is empty")]
+    EmptyId,
+
+    /// A qrels line does not have exactly `query-id`, `corpus-id` and `score`,
+    /// separated by tabs.
+    #[error("expected {expected} tab-separated columns, found {found}")]
+    ColumnCount { expected: usize, found: usize },
+
+    /// A qrels score is not an integer (BEIR relevance grades are 0, 1, 2, ...).
+    #[error("score {found:?} is not an integer")]
+    BadScore { found: String },
+}
