@@ -1,1 +1,5 @@
-//! heddle-eval
+//! heddle-eval: the commands a user types (index, add, search) and the instrument that
+//! measures heddle (bench).
+
+pub mod cli;
+pub mod progress;

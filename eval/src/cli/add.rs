@@ -1,0 +1,46 @@
+//! `heddle-eval add`: documents from a JSONL file into an existing index, one commit.
+//! Any bad line or duplicate id aborts before the commit: the index is left as it was.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use heddle::Index;
+
+use crate::progress::thousands;
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    #[arg(long)]
+    pub index: PathBuf,
+    /// Documents in BEIR corpus.jsonl form.
+    #[arg(long)]
+    pub docs: PathBuf,
+    /// Threads used to build the segment (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+pub fn run(args: &AddArgs) -> anyhow::Result<()> {
+    let index = Index::open(&args.index)?;
+    let mut writer = index.writer()?;
+    writer.set_threads(args.threads)?;
+    let mut reader = heddle_corpus::beir::open_corpus(&args.docs)?;
+    let path = reader.path().to_path_buf();
+    for doc in &mut reader {
+        let doc = doc?;
+        let id = doc.id.clone();
+        writer
+            .add(doc)
+            .with_context(|| format!("{}: document {id:?}", path.display()))?;
+    }
+    let stats = writer.commit()?;
+    println!(
+        "added {} documents to {} (generation {}, {} documents in all)",
+        thousands(stats.docs as u64),
+        args.index.display(),
+        stats.generation,
+        thousands(index.num_docs())
+    );
+    Ok(())
+}
