@@ -1,0 +1,561 @@
+//! Round trips against naive oracles, and hostile bytes.
+
+use std::path::Path;
+
+use bitpacking::{BitPacker, BitPacker4x};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use super::*;
+use crate::error::Error;
+
+const PATH: &str = "test.postings";
+
+/// Doc ids, tfs and per-posting document lengths.
+#[derive(Debug, Clone)]
+struct Input {
+    docs: Vec<u32>,
+    tfs: Vec<u32>,
+    lens: Vec<u32>,
+}
+
+impl Input {
+    fn doc_len(&self) -> impl Fn(u32) -> u32 + '_ {
+        |doc| {
+            self.lens[self
+                .docs
+                .binary_search(&doc)
+                .expect("encoder asks for its own docs")]
+        }
+    }
+
+    /// Per-block `(last_doc, max_tf, min_len)`, computed naively.
+    fn block_metas(&self) -> Vec<(u32, u32, u32)> {
+        (0..self.docs.len().div_ceil(BLOCK_LEN))
+            .map(|b| {
+                let r = b * BLOCK_LEN..((b + 1) * BLOCK_LEN).min(self.docs.len());
+                (
+                    self.docs[r.end - 1],
+                    self.tfs[r.clone()].iter().copied().max().unwrap(),
+                    self.lens[r].iter().copied().min().unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn encode(input: &Input) -> (Vec<u8>, TermSummary) {
+    let mut out = Vec::new();
+    let summary = PostingsWriter::new().encode(&input.docs, &input.tfs, input.doc_len(), &mut out);
+    (out, summary)
+}
+
+fn open(bytes: &[u8], df: u32) -> crate::Result<PostingsList<'_>> {
+    PostingsList::open(bytes, df, Path::new(PATH))
+}
+
+fn simple(docs: Vec<u32>) -> Input {
+    let n = docs.len();
+    Input {
+        tfs: (0..n as u32).map(|i| i % 7 + 1).collect(),
+        lens: (0..n as u32).map(|i| 100 + i % 13).collect(),
+        docs,
+    }
+}
+
+/// Every posting, by `advance`.
+fn drain(list: &PostingsList<'_>) -> Vec<(u32, u32)> {
+    let mut cursor = list.cursor();
+    let mut out = Vec::new();
+    while cursor.doc() != TERMINATED {
+        out.push((cursor.doc(), cursor.tf()));
+        cursor.advance();
+    }
+    assert_eq!(
+        cursor.advance(),
+        TERMINATED,
+        "exhausted cursors stay exhausted"
+    );
+    out
+}
+
+/// Drives a cursor over possibly-garbage data: must neither panic nor loop, and `seek` must
+/// honour its contract.
+fn exercise(list: &PostingsList<'_>, targets: &[u32]) {
+    let mut cursor = list.cursor();
+    let mut steps = 0u32;
+    while cursor.doc() != TERMINATED {
+        let _ = (cursor.tf(), cursor.block_max_tf(), cursor.block_min_len());
+        cursor.advance();
+        steps += 1;
+        assert!(steps <= list.df(), "advance visited more postings than df");
+    }
+    let mut cursor = list.cursor();
+    for &target in targets {
+        cursor.shallow_seek(target);
+        let _ = (cursor.block_last_doc(), cursor.block_max_tf());
+        let doc = cursor.seek(target);
+        assert!(doc >= target, "seek({target}) returned {doc}");
+        let _ = cursor.tf();
+    }
+}
+
+fn input_strategy() -> impl Strategy<Value = Input> {
+    let len = prop_oneof![
+        Just(1usize),
+        Just(127),
+        Just(128),
+        Just(129),
+        Just(255),
+        Just(256),
+        Just(257),
+        1..=1000usize,
+    ];
+    len.prop_flat_map(|n| {
+        // Dense runs, typical gaps and sparse ones; sums stay far below u32::MAX.
+        let gap = prop_oneof![4 => 1..=3u32, 3 => 1..=1000u32, 1 => 1..=(1u32 << 20)];
+        let tf = prop_oneof![8 => 1..=1000u32, 1 => Just(1u32 << 31), 1 => Just(u32::MAX)];
+        (vec(gap, n), vec(tf, n), vec(any::<u32>(), n))
+    })
+    .prop_map(|(gaps, tfs, lens)| {
+        // A first gap of 1 puts the first doc at 0.
+        let mut next = 0u32;
+        let docs = gaps
+            .iter()
+            .map(|&g| {
+                let doc = next + g - 1;
+                next = doc + 1;
+                doc
+            })
+            .collect();
+        Input { docs, tfs, lens }
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Seek(u32),
+    Shallow(u32),
+    Advance,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn round_trip_by_advance(input in input_strategy(), prefix in 0..20usize, suffix in 0..20usize) {
+        // Encode after unrelated bytes, read with trailing bytes: both must be harmless.
+        let mut out = vec![0xAB; prefix];
+        let summary = PostingsWriter::new()
+            .encode(&input.docs, &input.tfs, input.doc_len(), &mut out);
+        let list_len = out.len() - prefix;
+        out.extend(std::iter::repeat_n(0xCD, suffix));
+
+        let metas = input.block_metas();
+        prop_assert_eq!(summary, TermSummary {
+            df: input.docs.len() as u32,
+            max_tf: metas.iter().map(|m| m.1).max().unwrap(),
+            min_len: metas.iter().map(|m| m.2).min().unwrap(),
+            byte_len: list_len as u32,
+        });
+
+        let list = open(&out[prefix..], summary.df).unwrap();
+        prop_assert_eq!(list.byte_len(), list_len);
+        prop_assert_eq!(list.n_blocks(), metas.len());
+        let expected: Vec<_> = input.docs.iter().copied().zip(input.tfs.iter().copied()).collect();
+        prop_assert_eq!(drain(&list), expected);
+
+        // Block metas follow the current doc.
+        let mut cursor = list.cursor();
+        prop_assert_eq!(cursor.df(), summary.df);
+        prop_assert_eq!(list.df(), summary.df);
+        for (i, &doc) in input.docs.iter().enumerate() {
+            prop_assert_eq!(cursor.doc(), doc);
+            let (last, max_tf, min_len) = metas[i / BLOCK_LEN];
+            prop_assert_eq!(cursor.block_last_doc(), last);
+            prop_assert_eq!(cursor.block_max_tf(), max_tf);
+            prop_assert_eq!(cursor.block_min_len(), min_len);
+            cursor.advance();
+        }
+        prop_assert_eq!(cursor.doc(), TERMINATED);
+        prop_assert_eq!(cursor.block_last_doc(), TERMINATED);
+        prop_assert_eq!(cursor.block_max_tf(), 0);
+    }
+
+    #[test]
+    fn seek_matches_linear_scan(
+        input in input_strategy(),
+        raw_ops in vec((0..4u8, any::<u32>()), 0..200),
+    ) {
+        let (bytes, summary) = encode(&input);
+        let list = open(&bytes, summary.df).unwrap();
+        let metas = input.block_metas();
+        let n = input.docs.len();
+        let last = *input.docs.last().unwrap();
+
+        // Monotone targets over [0, last + 2], so most land inside the list.
+        let mut targets: Vec<u32> = raw_ops.iter().map(|&(_, t)| t % (last + 3)).collect();
+        targets.sort_unstable();
+        let ops: Vec<Op> = raw_ops.iter().zip(targets).map(|(&(kind, _), t)| match kind {
+            0 | 1 => Op::Seek(t),
+            2 => Op::Shallow(t),
+            _ => Op::Advance,
+        }).collect();
+
+        let mut cursor = list.cursor();
+        let (mut pos, mut ptr) = (0usize, 0usize); // the oracle: posting index, block pointer
+        for op in ops {
+            match op {
+                Op::Seek(t) => {
+                    if pos < n && input.docs[pos] < t {
+                        while pos < n && input.docs[pos] < t {
+                            pos += 1;
+                        }
+                        ptr = if pos == n { metas.len() } else { pos / BLOCK_LEN };
+                    }
+                    let want = input.docs.get(pos).copied().unwrap_or(TERMINATED);
+                    prop_assert_eq!(cursor.seek(t), want, "seek({})", t);
+                }
+                Op::Shallow(t) => {
+                    while ptr < metas.len() && metas[ptr].0 < t {
+                        ptr += 1;
+                    }
+                    cursor.shallow_seek(t);
+                }
+                Op::Advance => {
+                    pos = (pos + 1).min(n);
+                    ptr = if pos == n { metas.len() } else { pos / BLOCK_LEN };
+                    let want = input.docs.get(pos).copied().unwrap_or(TERMINATED);
+                    prop_assert_eq!(cursor.advance(), want);
+                }
+            }
+            prop_assert_eq!(cursor.doc(), input.docs.get(pos).copied().unwrap_or(TERMINATED));
+            if pos < n {
+                prop_assert_eq!(cursor.tf(), input.tfs[pos]);
+            }
+            let (last_doc, max_tf, min_len) =
+                metas.get(ptr).copied().unwrap_or((TERMINATED, 0, u32::MAX));
+            prop_assert_eq!(cursor.block_last_doc(), last_doc);
+            prop_assert_eq!(cursor.block_max_tf(), max_tf);
+            prop_assert_eq!(cursor.block_min_len(), min_len);
+        }
+    }
+
+    #[test]
+    fn flipped_bytes_never_panic(
+        len in prop_oneof![Just(5usize), Just(128), Just(300)],
+        flips in vec((any::<prop::sample::Index>(), 1..=255u8), 1..4),
+        targets in vec(any::<u32>(), 0..50),
+    ) {
+        let input = simple((0..len as u32).map(|i| i * 6 + i % 5).collect());
+        let (mut bytes, summary) = encode(&input);
+        for (at, xor) in flips {
+            let i = at.index(bytes.len());
+            bytes[i] ^= xor;
+        }
+        let mut targets = targets;
+        targets.sort_unstable();
+        if let Ok(list) = open(&bytes, summary.df) {
+            exercise(&list, &targets);
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_panic(
+        bytes in vec(any::<u8>(), 0..600),
+        df in prop_oneof![1..=4u32, 120..=260u32, Just(u32::MAX)],
+        targets in vec(any::<u32>(), 0..20),
+    ) {
+        if let Ok(list) = open(&bytes, df) {
+            exercise(&list, &targets);
+        }
+    }
+}
+
+#[test]
+fn every_truncation_is_rejected() {
+    // Two full blocks and a tail.
+    let input = simple((0..300).map(|i| i * 4 + (i % 3)).collect());
+    let (bytes, summary) = encode(&input);
+    for len in 0..bytes.len() {
+        assert!(
+            open(&bytes[..len], summary.df).is_err(),
+            "accepted a list cut to {len} of {} bytes",
+            bytes.len()
+        );
+    }
+    assert!(open(&bytes, summary.df).is_ok());
+}
+
+#[test]
+fn wrong_df_is_rejected() {
+    let input = simple((0..300).collect());
+    let (bytes, _) = encode(&input);
+    for df in [0, 1, 255, 256, 257, 299, 301, 384, u32::MAX] {
+        assert!(open(&bytes, df).is_err(), "accepted df {df}");
+    }
+}
+
+#[test]
+fn bits_above_32_are_rejected() {
+    let input = simple((0..128).map(|i| i * 1000).collect());
+    let (bytes, summary) = encode(&input);
+    let header = SKIP_ENTRY_LEN; // one block: the skip table is one entry
+    for (offset, what) in [(0, "doc_bits"), (1, "tf_bits")] {
+        let mut bad = bytes.clone();
+        bad[header + offset] = 33;
+        let err = open(&bad, summary.df).unwrap_err();
+        assert!(
+            matches!(&err, Error::Corrupt { detail, .. } if detail.contains("exceed 32")),
+            "{what}: {err}"
+        );
+    }
+}
+
+#[test]
+fn bit_widths_disagreeing_with_block_length_are_rejected() {
+    let input = simple((0..128).map(|i| i * 1000).collect());
+    let (mut bytes, summary) = encode(&input);
+    bytes[SKIP_ENTRY_LEN] -= 1; // doc_bits one narrower than the bytes that follow
+    assert!(matches!(
+        open(&bytes, summary.df),
+        Err(Error::Corrupt { .. })
+    ));
+}
+
+fn set_entry_field(bytes: &mut [u8], block: usize, field: usize, value: u32) {
+    let at = block * SKIP_ENTRY_LEN + 4 * field;
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+
+fn entry_field(bytes: &[u8], block: usize, field: usize) -> u32 {
+    let at = block * SKIP_ENTRY_LEN + 4 * field;
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+#[test]
+fn block_end_beyond_slice_is_rejected() {
+    let input = simple((0..200).collect());
+    let (mut bytes, summary) = encode(&input);
+    let data_len = (bytes.len() - 2 * SKIP_ENTRY_LEN) as u32;
+    set_entry_field(&mut bytes, 1, 1, data_len + 1);
+    assert!(matches!(
+        open(&bytes, summary.df),
+        Err(Error::Truncated {
+            what: "postings block",
+            ..
+        })
+    ));
+    set_entry_field(&mut bytes, 0, 1, u32::MAX);
+    assert!(open(&bytes, summary.df).is_err());
+}
+
+#[test]
+fn non_monotone_block_end_is_rejected() {
+    let input = simple((0..300).collect());
+    let (mut bytes, summary) = encode(&input);
+    let end1 = entry_field(&bytes, 1, 1);
+    set_entry_field(&mut bytes, 2, 1, end1 - 1);
+    assert!(matches!(
+        open(&bytes, summary.df),
+        Err(Error::Corrupt { .. })
+    ));
+}
+
+#[test]
+fn non_monotone_last_doc_is_rejected() {
+    let input = simple((0..256).map(|i| i * 10).collect());
+    let (mut bytes, summary) = encode(&input);
+    let last0 = entry_field(&bytes, 0, 0);
+    for bad in [last0, last0 - 1, last0 + 127] {
+        set_entry_field(&mut bytes, 1, 0, bad);
+        let err = open(&bytes, summary.df).unwrap_err();
+        assert!(
+            matches!(err, Error::Corrupt { .. }),
+            "last_doc {bad}: {err}"
+        );
+    }
+}
+
+#[test]
+fn terminated_as_last_doc_is_rejected() {
+    let input = simple(vec![5]);
+    let (mut bytes, summary) = encode(&input);
+    set_entry_field(&mut bytes, 0, 0, TERMINATED);
+    assert!(open(&bytes, summary.df).is_err());
+}
+
+#[test]
+fn zero_max_tf_is_rejected() {
+    let input = simple(vec![5, 9]);
+    let (mut bytes, summary) = encode(&input);
+    set_entry_field(&mut bytes, 0, 2, 0);
+    assert!(open(&bytes, summary.df).is_err());
+}
+
+#[test]
+fn tail_with_trailing_or_missing_bytes_is_rejected() {
+    let input = simple(vec![3, 7, 20]);
+    let (bytes, summary) = encode(&input);
+    let end = entry_field(&bytes, 0, 1);
+    // One byte too long (a stray zero inside the block's range).
+    let mut longer = bytes.clone();
+    longer.push(0);
+    set_entry_field(&mut longer, 0, 1, end + 1);
+    assert!(open(&longer, summary.df).is_err());
+    // One byte too short.
+    let mut shorter = bytes.clone();
+    set_entry_field(&mut shorter, 0, 1, end - 1);
+    assert!(open(&shorter, summary.df).is_err());
+}
+
+#[test]
+fn worked_example_from_module_docs() {
+    let input = Input {
+        docs: vec![3, 7],
+        tfs: vec![1, 2],
+        lens: vec![10, 4],
+    };
+    let (bytes, summary) = encode(&input);
+    let mut expected = Vec::new();
+    for v in [7u32, 4, 2, 4] {
+        expected.extend_from_slice(&v.to_le_bytes());
+    }
+    expected.extend_from_slice(&[3, 0, 3, 1]);
+    assert_eq!(bytes, expected);
+    assert_eq!(
+        summary,
+        TermSummary {
+            df: 2,
+            max_tf: 2,
+            min_len: 4,
+            byte_len: 20
+        }
+    );
+}
+
+#[test]
+fn extreme_doc_ids_round_trip() {
+    let max = TERMINATED - 1;
+    let full: Vec<u32> = (0..127).chain([max]).collect();
+    let two_blocks: Vec<u32> = (0..128).chain([max]).collect();
+    let far_blocks: Vec<u32> = (0..128).chain((0..128).map(|i| max - 127 + i)).collect();
+    for docs in [
+        vec![0],
+        vec![max],
+        vec![0, max],
+        full,
+        two_blocks,
+        far_blocks,
+    ] {
+        let input = simple(docs);
+        let (bytes, summary) = encode(&input);
+        let list = open(&bytes, summary.df).unwrap();
+        let expected: Vec<_> = input.docs.iter().copied().zip(input.tfs.clone()).collect();
+        assert_eq!(drain(&list), expected);
+        let mut cursor = list.cursor();
+        let has_max = input.docs.last() == Some(&max);
+        assert_eq!(cursor.seek(max), if has_max { max } else { TERMINATED });
+        assert_eq!(cursor.seek(TERMINATED), TERMINATED);
+        let mut cursor = list.cursor();
+        assert_eq!(cursor.seek(0), input.docs[0]);
+    }
+}
+
+#[test]
+fn huge_tfs_round_trip() {
+    let mut input = simple((0..200).collect());
+    input.tfs[0] = u32::MAX;
+    input.tfs[150] = u32::MAX;
+    input.tfs[3] = 1 << 31;
+    let (bytes, summary) = encode(&input);
+    assert_eq!(summary.max_tf, u32::MAX);
+    let list = open(&bytes, summary.df).unwrap();
+    let tfs: Vec<u32> = drain(&list).into_iter().map(|p| p.1).collect();
+    assert_eq!(tfs, input.tfs);
+}
+
+#[test]
+fn dense_block_packs_to_zero_bits() {
+    let mut input = simple((0..128).collect());
+    input.tfs = vec![1; 128];
+    let (bytes, summary) = encode(&input);
+    assert_eq!(
+        bytes.len(),
+        SKIP_ENTRY_LEN + 2,
+        "0-bit gaps and tfs: header only"
+    );
+    let list = open(&bytes, summary.df).unwrap();
+    let expected: Vec<_> = (0..128).map(|d| (d, 1)).collect();
+    assert_eq!(drain(&list), expected);
+}
+
+/// A block whose 32-bit gaps wrap around u32 and still end at the skip entry's last_doc:
+/// decoded docs are garbage (even `TERMINATED` mid-block), but seek keeps its contract and
+/// every loop ends.
+#[test]
+fn wrapping_gaps_in_crafted_block_are_harmless() {
+    let mut gaps = [0u32; BLOCK_LEN];
+    gaps[0] = (1 << 31) - 1; // doc 2^31 - 1
+    gaps[1] = (1 << 31) - 1; // doc u32::MAX (wrapped)
+    gaps[2] = 2; // doc 2 (wrapped past zero)
+    // The rest are 0: docs 3, 4, ..., 127.
+    let bitpacker = BitPacker4x::new();
+    let mut packed = [0u8; 4 * BLOCK_LEN];
+    let n = bitpacker.compress(&gaps, &mut packed, 32);
+    let mut bytes = Vec::new();
+    for v in [127u32, (2 + n) as u32, 1, 1] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.extend_from_slice(&[32, 0]);
+    bytes.extend_from_slice(&packed[..n]);
+
+    let list = open(&bytes, 128).expect("the skip entry and lengths are consistent");
+    exercise(&list, &[0, 1, 5, 100, 127, 128, TERMINATED]);
+    let mut cursor = list.cursor();
+    assert_eq!(cursor.seek(3), (1 << 31) - 1);
+    let mut cursor = list.cursor();
+    cursor.advance();
+    assert_eq!(cursor.seek(TERMINATED), TERMINATED);
+}
+
+/// The skip entry's last_doc disagrees with the packed gaps: the cursor stops at that block
+/// rather than report docs beyond the bound the skip table promised.
+#[test]
+fn block_contradicting_its_skip_entry_exhausts_the_cursor() {
+    let input = simple((0..256).map(|i| i * 4).collect());
+    let (mut bytes, summary) = encode(&input);
+    // Block 0 claims to end one doc later than it does; still leaves room for block 1.
+    let last0 = entry_field(&bytes, 0, 0);
+    set_entry_field(&mut bytes, 0, 0, last0 + 1);
+    let list = open(&bytes, summary.df).unwrap();
+    assert_eq!(list.cursor().doc(), TERMINATED);
+    exercise(&list, &[0, 10, 600, 2000]);
+}
+
+#[test]
+fn shallow_seek_moves_only_the_block_pointer() {
+    let input = simple((0..1000).map(|i| i * 2).collect());
+    let (bytes, summary) = encode(&input);
+    let list = open(&bytes, summary.df).unwrap();
+    let mut cursor = list.cursor();
+    cursor.shallow_seek(2 * 300);
+    assert_eq!(
+        cursor.doc(),
+        0,
+        "shallow_seek does not move the current doc"
+    );
+    assert_eq!(cursor.block_last_doc(), 2 * 383);
+    cursor.shallow_seek(0);
+    assert_eq!(cursor.block_last_doc(), 2 * 383, "never backwards");
+    // A seek below the pointer's block still finds docs the pointer jumped over.
+    assert_eq!(cursor.seek(2 * 200), 2 * 200);
+    assert_eq!(cursor.block_last_doc(), 2 * 255);
+    cursor.shallow_seek(TERMINATED);
+    assert_eq!(cursor.block_last_doc(), TERMINATED);
+    assert_eq!(cursor.block_max_tf(), 0);
+    assert_eq!(cursor.doc(), 400);
+    // Even a target behind the pointer is found (the pointer's earlier blocks are rescanned).
+    assert_eq!(cursor.seek(401), 402);
+    assert_eq!(cursor.seek(TERMINATED), TERMINATED);
+}
