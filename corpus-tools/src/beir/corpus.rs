@@ -39,6 +39,12 @@ impl<R: BufRead> CorpusReader<R> {
     pub fn path(&self) -> &Path {
         self.lines.path()
     }
+
+    /// The 1-based line of the document last returned, so that a caller that rejects a
+    /// document (a duplicate id, say) can name its line too.
+    pub fn line(&self) -> u64 {
+        self.lines.line()
+    }
 }
 
 impl<R: BufRead> Iterator for CorpusReader<R> {

@@ -48,6 +48,11 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
+    /// The 1-based number of the line last returned by `next_line`.
+    pub(crate) fn line(&self) -> u64 {
+        self.line_no
+    }
+
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

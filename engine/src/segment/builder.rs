@@ -103,7 +103,10 @@ pub(crate) fn build_segment(
     pool: &rayon::ThreadPool,
 ) -> BuiltSegment {
     let started = Instant::now();
-    let chunk_len = docs.len().div_ceil(pool.current_num_threads().max(1)).max(1);
+    let chunk_len = docs
+        .len()
+        .div_ceil(pool.current_num_threads().max(1))
+        .max(1);
     let chunks: Vec<ChunkInversion> = pool.install(|| {
         docs.par_chunks(chunk_len)
             .enumerate()
@@ -121,7 +124,11 @@ pub(crate) fn build_segment(
         text_lens.extend_from_slice(&chunk.text_lens);
         iters.push(chunk.terms.into_iter().peekable());
     }
-    let flat_lens: Vec<u32> = title_lens.iter().zip(&text_lens).map(|(a, b)| a + b).collect();
+    let flat_lens: Vec<u32> = title_lens
+        .iter()
+        .zip(&text_lens)
+        .map(|(a, b)| a + b)
+        .collect();
     let flat_tokens = flat_lens.iter().map(|&l| l as u64).sum();
 
     let mut dict = TermDictWriter::default();
@@ -130,14 +137,11 @@ pub(crate) fn build_segment(
     let (mut docs_buf, mut tfs_buf) = (Vec::new(), Vec::new());
     // k-way merge: chunks are contiguous doc ranges in order, so concatenating one
     // term's postings chunk by chunk keeps its doc ids ascending.
-    loop {
-        let Some(term) = iters
-            .iter_mut()
-            .filter_map(|it| it.peek().map(|(t, _)| t.clone()))
-            .min()
-        else {
-            break;
-        };
+    while let Some(term) = iters
+        .iter_mut()
+        .filter_map(|it| it.peek().map(|(t, _)| t.clone()))
+        .min()
+    {
         docs_buf.clear();
         tfs_buf.clear();
         for it in iters.iter_mut() {
@@ -148,7 +152,12 @@ pub(crate) fn build_segment(
             }
         }
         let offset = postings_body.len() as u64;
-        let summary = encoder.encode(&docs_buf, &tfs_buf, |d| flat_lens[d as usize], &mut postings_body);
+        let summary = encoder.encode(
+            &docs_buf,
+            &tfs_buf,
+            |d| flat_lens[d as usize],
+            &mut postings_body,
+        );
         dict.push(
             term.as_bytes(),
             TermInfo {
@@ -173,7 +182,10 @@ pub(crate) fn build_segment(
     let files = vec![
         (SegmentComponent::Terms, seal(dict.into_body())),
         (SegmentComponent::Postings, seal(postings_body)),
-        (SegmentComponent::Lengths, seal(lengths::write_body(&title_lens, &text_lens))),
+        (
+            SegmentComponent::Lengths,
+            seal(lengths::write_body(&title_lens, &text_lens)),
+        ),
         (SegmentComponent::Store, seal(store.into_body())),
     ];
     BuiltSegment {

@@ -36,7 +36,7 @@ pub fn fixture() -> Vec<Document> {
         Document::new(
             "d7",
             "Long document",
-            &"Immune response and antibodies. ".repeat(40),
+            "Immune response and antibodies. ".repeat(40),
         ),
         Document::new(
             "d8",

@@ -27,12 +27,12 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     writer.set_threads(args.threads)?;
     let mut reader = heddle_corpus::beir::open_corpus(&args.docs)?;
     let path = reader.path().to_path_buf();
-    for doc in &mut reader {
+    while let Some(doc) = reader.next() {
         let doc = doc?;
         let id = doc.id.clone();
         writer
             .add(doc)
-            .with_context(|| format!("{}: document {id:?}", path.display()))?;
+            .with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
     }
     let stats = writer.commit()?;
     println!(

@@ -62,12 +62,12 @@ fn build(args: &IndexArgs, analyzer: AnalyzerConfig, staging: &Path) -> anyhow::
     writer.set_threads(args.threads)?;
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     let path = reader.path().to_path_buf();
-    for doc in &mut reader {
+    while let Some(doc) = reader.next() {
         let doc = doc?;
         let id = doc.id.clone();
         writer
             .add(doc)
-            .with_context(|| format!("{}: document {id:?}", path.display()))?;
+            .with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
         progress.tick(|| format!("{} documents read", thousands(writer.buffered() as u64)));
     }
     progress.say(&format!(

@@ -1,0 +1,185 @@
+//! What a rung recorded: per-request latency and service time, sheds, and the
+//! dispatcher's own lag — and the one place where latency is defined.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::Admission;
+use crate::bench::stats::LatencyHistogram;
+
+/// What the workers saw, all times in nanoseconds from the rung's start.
+#[derive(Debug, Clone, Default)]
+pub struct CompletionTally {
+    /// Due → completion, per completed request.
+    pub latency: LatencyHistogram,
+    /// Start of execution → completion: the service time, without queueing.
+    pub service: LatencyHistogram,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub last_done_ns: u64,
+}
+
+impl CompletionTally {
+    /// Records a completed request. Latency runs from when the request was *due* — not
+    /// from when it was issued or started — so waiting behind earlier requests, or behind
+    /// a late dispatcher, counts as the latency it is.
+    pub fn record(&mut self, due_ns: u64, start_ns: u64, done_ns: u64) {
+        self.latency.record_nanos(done_ns.saturating_sub(due_ns));
+        self.service.record_nanos(done_ns.saturating_sub(start_ns));
+        self.last_done_ns = self.last_done_ns.max(done_ns);
+    }
+
+    /// Records a request the backend failed. It has no latency: a fast failure must not
+    /// pass for a fast answer. A rung with errors is invalid.
+    pub fn record_error(&mut self, done_ns: u64, error: &anyhow::Error) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(format!("{error:#}"));
+        }
+        self.last_done_ns = self.last_done_ns.max(done_ns);
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.latency.len()
+    }
+
+    pub fn add(&mut self, other: &CompletionTally) {
+        self.latency.add(&other.latency);
+        self.service.add(&other.service);
+        self.errors += other.errors;
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&other.first_error);
+        }
+        self.last_done_ns = self.last_done_ns.max(other.last_done_ns);
+    }
+}
+
+/// What the dispatcher did.
+#[derive(Debug, Clone, Default)]
+pub struct DispatchTally {
+    pub issued: u64,
+    pub shed: u64,
+    /// Issue time − due time, per request: the instrument's health. A late dispatcher
+    /// still charges the delay to latency, but a large lag means the machine, not the
+    /// engine, set the figures.
+    pub lag: LatencyHistogram,
+    pub last_issue_ns: u64,
+}
+
+impl DispatchTally {
+    pub fn record_issue(&mut self, due_ns: u64, issued_ns: u64, admitted: bool) {
+        self.issued += 1;
+        if !admitted {
+            self.shed += 1;
+        }
+        self.lag.record_nanos(issued_ns.saturating_sub(due_ns));
+        self.last_issue_ns = self.last_issue_ns.max(issued_ns);
+    }
+
+    pub fn add(&mut self, other: &DispatchTally) {
+        self.issued += other.issued;
+        self.shed += other.shed;
+        self.lag.add(&other.lag);
+        self.last_issue_ns = self.last_issue_ns.max(other.last_issue_ns);
+    }
+}
+
+/// The result of one rung's load.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Requests scheduled: completed + errors + shed.
+    pub requests: u64,
+    pub completions: CompletionTally,
+    pub dispatch: DispatchTally,
+    /// From the rung's start to the last completion (or the last issue, if later).
+    pub elapsed_ns: u64,
+}
+
+impl Outcome {
+    pub fn new(requests: u64, completions: CompletionTally, dispatch: DispatchTally) -> Self {
+        let elapsed_ns = completions.last_done_ns.max(dispatch.last_issue_ns);
+        Outcome {
+            requests,
+            completions,
+            dispatch,
+            elapsed_ns,
+        }
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.completions.completed()
+    }
+
+    pub fn shed(&self) -> u64 {
+        self.dispatch.shed
+    }
+
+    /// Completed requests per second of the rung.
+    pub fn achieved_rate(&self) -> f64 {
+        if self.elapsed_ns == 0 {
+            return 0.0;
+        }
+        self.completed() as f64 / (self.elapsed_ns as f64 / 1e9)
+    }
+}
+
+/// The shared state of a running rung: the in-flight cap and one tally per worker (each
+/// locked only by its worker, and by [`progress`](Self::progress) now and then).
+#[derive(Debug)]
+pub struct LiveRung {
+    pub(super) admission: Admission,
+    pub(super) workers: Vec<Mutex<CompletionTally>>,
+    pub(super) issued: AtomicU64,
+    pub(super) shed: AtomicU64,
+    total: u64,
+}
+
+/// A rung's state part-way through, for progress lines.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub total: u64,
+    pub issued: u64,
+    pub done: u64,
+    pub shed: u64,
+    pub latency: LatencyHistogram,
+}
+
+impl LiveRung {
+    /// A rung of `total` requests on `threads` workers with at most `inflight` unfinished.
+    pub fn new(threads: usize, inflight: usize, total: u64) -> Self {
+        assert!(threads >= 1, "at least one worker");
+        LiveRung {
+            admission: Admission::new(inflight),
+            workers: (0..threads).map(|_| Mutex::default()).collect(),
+            issued: AtomicU64::new(0),
+            shed: AtomicU64::new(0),
+            total,
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.workers.len()
+    }
+
+    pub fn progress(&self) -> Progress {
+        let mut tally = CompletionTally::default();
+        for w in &self.workers {
+            tally.add(&w.lock().expect("worker tally poisoned"));
+        }
+        Progress {
+            total: self.total,
+            issued: self.issued.load(Ordering::Relaxed),
+            done: tally.completed() + tally.errors,
+            shed: self.shed.load(Ordering::Relaxed),
+            latency: tally.latency,
+        }
+    }
+
+    pub(super) fn take_completions(&self) -> CompletionTally {
+        let mut all = CompletionTally::default();
+        for w in &self.workers {
+            all.add(&std::mem::take(&mut *w.lock().expect("worker tally poisoned")));
+        }
+        all
+    }
+}

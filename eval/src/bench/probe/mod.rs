@@ -1,0 +1,12 @@
+//! What the process did during a rung: CPU time, page faults and context switches
+//! (getrusage), resident memory sampled from /proc/self/status, and suspend detection.
+
+mod rusage;
+mod sampler;
+mod status;
+mod suspend;
+
+pub use rusage::{Rusage, RusageDelta};
+pub use sampler::{MemoryTrack, Sampler, SamplerHandle};
+pub use status::MemoryStatus;
+pub use suspend::SuspendClock;

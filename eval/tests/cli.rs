@@ -1,0 +1,265 @@
+//! The commands as a user runs them: separate processes, exit codes, messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn heddle_eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+        .args(args)
+        .output()
+        .expect("heddle-eval runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = heddle_eval(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A failure that must exit 1 (not 101, a panic) with `needle` in its message.
+fn fails(args: &[&str], needle: &str) -> String {
+    let out = heddle_eval(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+    stderr
+}
+
+const CORPUS: &str = r#"{"_id": "c1", "title": "Coronavirus in bats", "text": "Bats carry many coronaviruses.", "metadata": {}}
+{"_id": "c2", "title": "Masks", "text": "Masks reduce the spread of respiratory droplets."}
+{"_id": "c3", "title": "", "text": "Vaccine trials in hospitals show immune responses."}
+{"_id": "c4", "title": "Hospital capacity", "text": ""}
+"#;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir(root.join("corpus")).unwrap();
+        std::fs::write(root.join("corpus/corpus.jsonl"), CORPUS).unwrap();
+        Fixture { _dir: dir, root }
+    }
+
+    fn path(&self, rel: &str) -> String {
+        self.root.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn index(&self) -> String {
+        ok(&[
+            "index",
+            "--corpus",
+            &self.path("corpus"),
+            "--index",
+            &self.path("idx"),
+        ])
+    }
+}
+
+fn search_json(index: &str, query: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(&["search", "--index", index, "--json", query])).unwrap()
+}
+
+fn hit_ids(result: &serde_json::Value) -> Vec<String> {
+    result["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every file of a directory with its bytes, to show it was left untouched.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn index_then_search_in_new_processes_round_trips() {
+    let f = Fixture::new();
+    let summary = f.index();
+    assert!(summary.contains("indexed 4 documents"), "{summary}");
+    let idx = f.path("idx");
+    let first = search_json(&idx, "bat coronavirus");
+    assert_eq!(hit_ids(&first)[0], "c1");
+    // The same query in another process gives byte-identical results.
+    assert_eq!(search_json(&idx, "bat coronavirus"), first);
+    let table = ok(&["search", "--index", &idx, "hospital"]);
+    assert!(table.contains("c4") && table.contains("c3"), "{table}");
+}
+
+#[test]
+fn add_commits_a_second_batch_without_disturbing_the_first() {
+    let f = Fixture::new();
+    f.index();
+    let idx = f.path("idx");
+    let before = search_json(&idx, "masks droplets");
+    std::fs::write(
+        f.root.join("more.jsonl"),
+        "{\"_id\": \"m1\", \"title\": \"Ventilation\", \"text\": \"Ventilation of hospitals.\"}\n",
+    )
+    .unwrap();
+    let out = ok(&["add", "--index", &idx, "--docs", &f.path("more.jsonl")]);
+    assert!(out.contains("added 1 documents"), "{out}");
+    assert_eq!(hit_ids(&search_json(&idx, "ventilation")), ["m1"]);
+    // The first batch's documents are still found; scores change only because N grew.
+    assert_eq!(
+        hit_ids(&search_json(&idx, "masks droplets")),
+        hit_ids(&before)
+    );
+}
+
+#[test]
+fn index_refuses_an_existing_index_without_force() {
+    let f = Fixture::new();
+    f.index();
+    fails(
+        &[
+            "index",
+            "--corpus",
+            &f.path("corpus"),
+            "--index",
+            &f.path("idx"),
+        ],
+        "--force",
+    );
+    ok(&[
+        "index",
+        "--corpus",
+        &f.path("corpus"),
+        "--index",
+        &f.path("idx"),
+        "--force",
+    ]);
+}
+
+#[test]
+fn malformed_corpus_lines_name_file_and_line_and_leave_the_index_untouched() {
+    let cases = [
+        (
+            "{\"_id\": \"x1\", \"title\": \"t\", \"text\": \"ok\"}\n{not json}\n",
+            ":2:",
+        ),
+        (
+            "{\"_id\": \"x1\", \"text\": \"ok\"}\n\n{\"title\": \"no id\"}\n",
+            ":3:",
+        ),
+        ("{\"_id\": \"x1\", \"title\": 7, \"text\": \"t\"}\n", ":1:"),
+        ("{\"_id\": 12, \"title\": \"t\", \"text\": \"t\"}\n", ":1:"),
+    ];
+    for (body, line) in cases {
+        let f = Fixture::new();
+        f.index();
+        let idx = f.root.join("idx");
+        let before = snapshot(&idx);
+        let bad = f.root.join("bad/corpus.jsonl");
+        std::fs::create_dir_all(bad.parent().unwrap()).unwrap();
+        std::fs::write(&bad, body).unwrap();
+        let needle = format!("corpus.jsonl{line}");
+        // Replacing the index with a bad corpus fails and keeps the old index.
+        fails(
+            &[
+                "index",
+                "--corpus",
+                &f.path("bad"),
+                "--index",
+                &f.path("idx"),
+                "--force",
+            ],
+            &needle,
+        );
+        assert_eq!(snapshot(&idx), before, "{body:?}");
+        // Adding a bad file fails and commits nothing.
+        fails(
+            &[
+                "add",
+                "--index",
+                &f.path("idx"),
+                "--docs",
+                &bad.to_string_lossy(),
+            ],
+            &needle,
+        );
+        assert_eq!(snapshot(&idx), before, "{body:?}");
+        assert_eq!(hit_ids(&search_json(&f.path("idx"), "bats")), ["c1"]);
+    }
+}
+
+#[test]
+fn invalid_utf8_names_file_and_line() {
+    let f = Fixture::new();
+    let bad = f.root.join("bad.jsonl");
+    let mut body = b"{\"_id\": \"a\", \"title\": \"t\", \"text\": \"t\"}\n".to_vec();
+    body.extend_from_slice(b"{\"_id\": \"b\", \"title\": \"\xff\xfe\", \"text\": \"t\"}\n");
+    std::fs::write(&bad, body).unwrap();
+    fails(
+        &[
+            "index",
+            "--corpus",
+            &bad.to_string_lossy(),
+            "--index",
+            &f.path("idx"),
+        ],
+        "bad.jsonl:2:",
+    );
+    assert!(
+        !f.root.join("idx").exists(),
+        "a failed first index leaves nothing behind"
+    );
+}
+
+#[test]
+fn duplicate_ids_are_refused_and_nothing_is_committed() {
+    let f = Fixture::new();
+    f.index();
+    let idx = f.root.join("idx");
+    let before = snapshot(&idx);
+    std::fs::write(
+        f.root.join("dup.jsonl"),
+        "{\"_id\": \"new\", \"title\": \"\", \"text\": \"fresh\"}\n{\"_id\": \"c2\", \"title\": \"\", \"text\": \"again\"}\n",
+    )
+    .unwrap();
+    let msg = fails(
+        &[
+            "add",
+            "--index",
+            &f.path("idx"),
+            "--docs",
+            &f.path("dup.jsonl"),
+        ],
+        "dup.jsonl:2:",
+    );
+    assert!(msg.contains("\"c2\""), "{msg}");
+    assert_eq!(snapshot(&idx), before);
+}
+
+#[test]
+fn searching_a_missing_index_is_a_clear_error() {
+    let f = Fixture::new();
+    fails(
+        &["search", "--index", &f.path("nowhere"), "x"],
+        "no heddle index",
+    );
+}
