@@ -20,7 +20,9 @@ pub enum Error {
 
     /// The file is shorter than its own structure says it must be. Rebuild the index
     /// or restore the file from a backup.
-    #[error("{path}: truncated: {what} needs {needed} bytes at offset {offset}, file section has {available}")]
+    #[error(
+        "{path}: truncated: {what} needs {needed} bytes at offset {offset}, file section has {available}"
+    )]
     Truncated {
         path: PathBuf,
         what: &'static str,
@@ -34,7 +36,9 @@ pub enum Error {
     BadMagic { path: PathBuf },
 
     /// Written by a different format version. Rebuild the index with this heddle.
-    #[error("{path}: format version {found}, this heddle reads version {expected}; rebuild the index")]
+    #[error(
+        "{path}: format version {found}, this heddle reads version {expected}; rebuild the index"
+    )]
     Version {
         path: PathBuf,
         expected: u32,
@@ -42,7 +46,9 @@ pub enum Error {
     },
 
     /// The bytes were changed after they were written (disk corruption, a bad copy).
-    #[error("{path}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is damaged")]
+    #[error(
+        "{path}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is damaged"
+    )]
     ChecksumMismatch {
         path: PathBuf,
         stored: u32,

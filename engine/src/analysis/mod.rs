@@ -85,7 +85,9 @@ pub struct Analyzer {
 
 impl std::fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Analyzer").field("config", &self.config).finish()
+        f.debug_struct("Analyzer")
+            .field("config", &self.config)
+            .finish()
     }
 }
 
@@ -192,7 +194,10 @@ mod tests {
         let mut config = AnalyzerConfig::plain();
         config.max_token_chars = 5;
         let a = Analyzer::new(config);
-        assert_eq!(a.tokens("short toolong ok ééééé éééééé"), ["short", "ok", "ééééé"]);
+        assert_eq!(
+            a.tokens("short toolong ok ééééé éééééé"),
+            ["short", "ok", "ééééé"]
+        );
     }
 
     #[test]

@@ -22,7 +22,9 @@ impl Stemmer {
     pub(crate) fn new(kind: StemmerKind) -> Self {
         Stemmer(match kind {
             StemmerKind::None => None,
-            StemmerKind::SnowballEnglish => Some(frostem::Stemmer::new(frostem::Algorithm::English)),
+            StemmerKind::SnowballEnglish => {
+                Some(frostem::Stemmer::new(frostem::Algorithm::English))
+            }
             StemmerKind::Porter => Some(frostem::Stemmer::new(frostem::Algorithm::Porter)),
         })
     }

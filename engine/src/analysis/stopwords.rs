@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 /// Lucene's `EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`: the 33 words Anserini's BEIR
 /// baselines remove. Kept sorted so that membership is a binary search.
 pub const LUCENE_ENGLISH_STOP_WORDS: [&str; 33] = [
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-    "these", "they", "this", "to", "was", "will", "with",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
 ];
 
 /// Which stop words an analyzer drops.

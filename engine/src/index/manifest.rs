@@ -65,7 +65,11 @@ impl Manifest {
 
     /// Replaces the manifest atomically. `after_tmp` runs once the temporary file is
     /// durable and before the rename (failpoints).
-    pub(crate) fn store(&self, dir: &Path, after_tmp: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    pub(crate) fn store(
+        &self,
+        dir: &Path,
+        after_tmp: impl FnOnce(&Path) -> Result<()>,
+    ) -> Result<()> {
         let mut bytes = serde_json::to_vec_pretty(self).expect("a manifest always serializes");
         bytes.push(b'\n');
         footer::append_footer(&mut bytes);

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 pub use failpoint::Failpoint;
-pub(crate) use manifest::Manifest;
 pub use manifest::MANIFEST_FILE;
+pub(crate) use manifest::Manifest;
 pub(crate) use snapshot::Snapshot;
 pub use writer::{CommitStats, IndexWriter};
 
@@ -128,6 +128,13 @@ impl Index {
 
     /// Distinct terms summed over segments (a term in two segments counts twice).
     pub fn term_count(&self) -> u64 {
-        self.shared.current.read().manifest().segments.iter().map(|s| s.term_count).sum()
+        self.shared
+            .current
+            .read()
+            .manifest()
+            .segments
+            .iter()
+            .map(|s| s.term_count)
+            .sum()
     }
 }

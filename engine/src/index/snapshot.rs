@@ -18,10 +18,15 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     /// Opens the segments `manifest` names, reusing those already open in `previous`.
-    pub(crate) fn open(dir: &Path, manifest: Manifest, previous: Option<&Snapshot>) -> Result<Self> {
+    pub(crate) fn open(
+        dir: &Path,
+        manifest: Manifest,
+        previous: Option<&Snapshot>,
+    ) -> Result<Self> {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         for meta in &manifest.segments {
-            let reused = previous.and_then(|p| p.segments.iter().find(|s| s.meta() == meta).cloned());
+            let reused =
+                previous.and_then(|p| p.segments.iter().find(|s| s.meta() == meta).cloned());
             segments.push(match reused {
                 Some(s) => s,
                 None => Arc::new(SegmentReader::open(dir, meta)?),

@@ -59,7 +59,11 @@ impl IndexWriter {
         let snapshot = if manifest.generation == current.generation() {
             current
         } else {
-            let fresh = Arc::new(Snapshot::open(&shared.dir, manifest.clone(), Some(&current))?);
+            let fresh = Arc::new(Snapshot::open(
+                &shared.dir,
+                manifest.clone(),
+                Some(&current),
+            )?);
             *shared.current.write() = fresh.clone();
             fresh
         };
@@ -180,7 +184,9 @@ impl IndexWriter {
         // From the rename on, a failure leaves disk and memory possibly disagreeing.
         self.poisoned = true;
         next.store(&dir, |_| match failpoint {
-            Some(Failpoint::AfterTempManifest) => Err(Error::Failpoint(Failpoint::AfterTempManifest)),
+            Some(Failpoint::AfterTempManifest) => {
+                Err(Error::Failpoint(Failpoint::AfterTempManifest))
+            }
             _ => Ok(()),
         })
         .inspect_err(|e| {

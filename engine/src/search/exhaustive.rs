@@ -19,9 +19,16 @@ pub(crate) fn top_k(snapshot: &Snapshot, terms: &[QueryTerm], k: usize) -> Resul
                 lists.push((term.scorer, segment.postings(&info)?));
             }
         }
-        let mut cursors: Vec<_> = lists.iter().map(|(scorer, list)| (*scorer, list.cursor())).collect();
+        let mut cursors: Vec<_> = lists
+            .iter()
+            .map(|(scorer, list)| (*scorer, list.cursor()))
+            .collect();
         loop {
-            let doc = cursors.iter().map(|(_, c)| c.doc()).min().unwrap_or(TERMINATED);
+            let doc = cursors
+                .iter()
+                .map(|(_, c)| c.doc())
+                .min()
+                .unwrap_or(TERMINATED);
             if doc == TERMINATED {
                 break;
             }

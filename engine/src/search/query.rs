@@ -18,7 +18,12 @@ pub(crate) struct QueryTerm {
 
 /// Terms sorted by their bytes, so that a score is always summed in the same order
 /// whichever path computes it (the oracle and the pruned paths agree bit for bit).
-pub(crate) fn prepare(query: &str, analyzer: &Analyzer, snapshot: &Snapshot, params: Bm25Params) -> Vec<QueryTerm> {
+pub(crate) fn prepare(
+    query: &str,
+    analyzer: &Analyzer,
+    snapshot: &Snapshot,
+    params: Bm25Params,
+) -> Vec<QueryTerm> {
     let mut tokens = analyzer.tokens(query);
     tokens.sort_unstable();
     let n = snapshot.doc_count();

@@ -63,7 +63,11 @@ impl TopK {
 
     /// Best first.
     pub(crate) fn into_sorted(self) -> Vec<Scored> {
-        self.heap.into_sorted_vec().into_iter().map(|w| w.0).collect()
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|w| w.0)
+            .collect()
     }
 }
 

@@ -21,7 +21,10 @@ impl<'p, 'a> ByteReader<'p, 'a> {
     }
 
     pub(crate) fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(len).filter(|&end| end <= self.buf.len());
+        let end = self
+            .pos
+            .checked_add(len)
+            .filter(|&end| end <= self.buf.len());
         match end {
             Some(end) => {
                 let slice = &self.buf[self.pos..end];
@@ -44,7 +47,12 @@ impl<'p, 'a> ByteReader<'p, 'a> {
     }
 
     /// A table of `count` fixed-size records; the length is checked without overflow.
-    pub(crate) fn table(&mut self, count: usize, record: usize, what: &'static str) -> Result<&'a [u8]> {
+    pub(crate) fn table(
+        &mut self,
+        count: usize,
+        record: usize,
+        what: &'static str,
+    ) -> Result<&'a [u8]> {
         let len = count.checked_mul(record).ok_or_else(|| Error::Corrupt {
             path: self.path.to_path_buf(),
             what,

@@ -41,7 +41,9 @@ pub(crate) fn verify<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
             path: path.to_path_buf(),
         });
     }
-    let word = |at: usize| u32::from_le_bytes([footer[at], footer[at + 1], footer[at + 2], footer[at + 3]]);
+    let word = |at: usize| {
+        u32::from_le_bytes([footer[at], footer[at + 1], footer[at + 2], footer[at + 3]])
+    };
     let version = word(12);
     if version != FORMAT_VERSION {
         return Err(Error::Version {
@@ -97,7 +99,10 @@ mod tests {
 
         let mut flipped = good.clone();
         flipped[1] ^= 0x40;
-        assert!(matches!(verify(p, &flipped), Err(Error::ChecksumMismatch { .. })));
+        assert!(matches!(
+            verify(p, &flipped),
+            Err(Error::ChecksumMismatch { .. })
+        ));
 
         let mut magic = good.clone();
         *magic.last_mut().unwrap() = b'X';
@@ -108,11 +113,21 @@ mod tests {
         version[at] = 9;
         assert!(matches!(
             verify(p, &version),
-            Err(Error::Version { found: 9, expected: FORMAT_VERSION, .. })
+            Err(Error::Version {
+                found: 9,
+                expected: FORMAT_VERSION,
+                ..
+            })
         ));
 
-        assert!(matches!(verify(p, &good[..10]), Err(Error::Truncated { .. })));
+        assert!(matches!(
+            verify(p, &good[..10]),
+            Err(Error::Truncated { .. })
+        ));
         // Cut from the front: the footer is intact but the body is shorter than recorded.
-        assert!(matches!(verify(p, &good[2..]), Err(Error::Truncated { .. })));
+        assert!(matches!(
+            verify(p, &good[2..]),
+            Err(Error::Truncated { .. })
+        ));
     }
 }

@@ -59,11 +59,14 @@ impl Lengths {
         }
         let tables_at = r.position();
         r.table(len, 4 * fields, "length tables")?;
-        let flat = names.iter().position(|n| *n == b"flat").ok_or_else(|| Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "document lengths",
-            detail: "no `flat` field".into(),
-        })?;
+        let flat = names
+            .iter()
+            .position(|n| *n == b"flat")
+            .ok_or_else(|| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "document lengths",
+                detail: "no `flat` field".into(),
+            })?;
         Ok(Lengths {
             len,
             flat_at: tables_at + flat * 4 * len,

@@ -49,14 +49,22 @@ impl SegmentReader {
         let terms = TermDict::open(terms_file.path(), terms_file.body())?;
         let postings_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Postings)?;
         let lengths_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Lengths)?;
-        let lengths = Lengths::open(lengths_file.path(), lengths_file.body(), meta.doc_count as usize)?;
+        let lengths = Lengths::open(
+            lengths_file.path(),
+            lengths_file.body(),
+            meta.doc_count as usize,
+        )?;
         let store_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Store)?;
         let store = StoreReader::open(store_file.path(), store_file.body())?;
         if store.len() != meta.doc_count as usize {
             return Err(Error::Corrupt {
                 path: store_file.path().to_path_buf(),
                 what: "stored fields",
-                detail: format!("holds {} documents, manifest says {}", store.len(), meta.doc_count),
+                detail: format!(
+                    "holds {} documents, manifest says {}",
+                    store.len(),
+                    meta.doc_count
+                ),
             });
         }
         Ok(SegmentReader {
@@ -89,9 +97,11 @@ impl SegmentReader {
         let start = info.postings_offset;
         let end = start.checked_add(info.postings_len as u64);
         match end {
-            Some(end) if end <= body.len() as u64 => {
-                PostingsList::open(&body[start as usize..end as usize], info.df, self.postings_file.path())
-            }
+            Some(end) if end <= body.len() as u64 => PostingsList::open(
+                &body[start as usize..end as usize],
+                info.df,
+                self.postings_file.path(),
+            ),
             _ => Err(Error::Corrupt {
                 path: self.postings_file.path().to_path_buf(),
                 what: "postings location",

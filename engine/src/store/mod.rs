@@ -19,7 +19,8 @@ impl StoreWriter {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
-        self.data.extend_from_slice(&(id.len() as u32).to_le_bytes());
+        self.data
+            .extend_from_slice(&(id.len() as u32).to_le_bytes());
         self.data.extend_from_slice(id.as_bytes());
         self.data.extend_from_slice(title.as_bytes());
         self.offsets.push(self.data.len() as u64);
@@ -89,7 +90,10 @@ impl StoreReader {
         let data = &body[self.data.0..self.data.1];
         let (start, end) = (u64_at(offsets, doc), u64_at(offsets, doc + 1));
         if start > end || end > data.len() as u64 {
-            return Err(corrupt(format!("document {doc} spans {start}..{end} of {}", data.len())));
+            return Err(corrupt(format!(
+                "document {doc} spans {start}..{end} of {}",
+                data.len()
+            )));
         }
         let record = &data[start as usize..end as usize];
         let mut r = ByteReader::new(&self.path, record);
@@ -119,9 +123,21 @@ mod tests {
         let body = w.into_body();
         let r = StoreReader::open(Path::new("s"), &body).unwrap();
         assert_eq!(r.len(), 3);
-        assert_eq!(r.get(&body, 0).unwrap(), StoredDoc { id: "d1", title: "First title" });
+        assert_eq!(
+            r.get(&body, 0).unwrap(),
+            StoredDoc {
+                id: "d1",
+                title: "First title"
+            }
+        );
         assert_eq!(r.get(&body, 1).unwrap(), StoredDoc { id: "", title: "" });
-        assert_eq!(r.get(&body, 2).unwrap(), StoredDoc { id: "ünï", title: "Títle" });
+        assert_eq!(
+            r.get(&body, 2).unwrap(),
+            StoredDoc {
+                id: "ünï",
+                title: "Títle"
+            }
+        );
         assert!(r.get(&body, 3).is_err());
     }
 

@@ -69,7 +69,10 @@ mod tests {
         w.push(b"beta", info(2));
         let body = w.into_body();
         for cut in 0..body.len() {
-            assert!(TermDict::open(Path::new("t"), &body[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                TermDict::open(Path::new("t"), &body[..cut]).is_err(),
+                "cut at {cut}"
+            );
         }
         // An offset pointing past the term bytes.
         let mut bad = body.clone();

@@ -34,7 +34,10 @@ impl TermDict {
                 return Err(Error::Corrupt {
                     path: path.to_path_buf(),
                     what: "term offsets",
-                    detail: format!("offset {i} is {off}, previous {prev}, term bytes {}", bytes.len()),
+                    detail: format!(
+                        "offset {i} is {off}, previous {prev}, term bytes {}",
+                        bytes.len()
+                    ),
                 });
             }
             prev = off;

@@ -20,8 +20,10 @@ impl TermDictWriter {
         }
         self.bytes.extend_from_slice(term);
         self.offsets.push(self.bytes.len() as u32);
-        self.infos.extend_from_slice(&info.postings_offset.to_le_bytes());
-        self.infos.extend_from_slice(&info.postings_len.to_le_bytes());
+        self.infos
+            .extend_from_slice(&info.postings_offset.to_le_bytes());
+        self.infos
+            .extend_from_slice(&info.postings_len.to_le_bytes());
         self.infos.extend_from_slice(&info.df.to_le_bytes());
         self.infos.extend_from_slice(&info.max_tf.to_le_bytes());
         self.infos.extend_from_slice(&info.min_len.to_le_bytes());
@@ -42,7 +44,8 @@ impl TermDictWriter {
             self.offsets.push(0);
         }
         let n = self.len() as u32;
-        let mut out = Vec::with_capacity(4 + self.infos.len() + self.offsets.len() * 4 + self.bytes.len());
+        let mut out =
+            Vec::with_capacity(4 + self.infos.len() + self.offsets.len() * 4 + self.bytes.len());
         out.extend_from_slice(&n.to_le_bytes());
         out.extend_from_slice(&self.infos);
         for off in &self.offsets {
