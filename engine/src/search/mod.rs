@@ -5,6 +5,7 @@
 
 mod bm25;
 mod exhaustive;
+mod maxscore;
 mod query;
 mod searcher;
 mod topk;

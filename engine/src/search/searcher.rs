@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::bm25::Bm25Params;
-use super::{exhaustive, query};
+use super::{exhaustive, maxscore, query};
 use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
 use crate::index::Snapshot;
@@ -71,14 +71,24 @@ impl Searcher {
 
     /// Analyzes `query` with the index's analyzer and returns the top `opts.k` documents
     /// by BM25 (a disjunction of the query's terms), ties by ascending internal doc id.
+    ///
+    /// Uses block-max MaxScore; the result is identical to [`Searcher::search_exhaustive`].
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        self.search_exhaustive(query, opts)
+        check_params(opts)?;
+        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.bm25);
+        let top = maxscore::top_k(&self.snapshot, &terms, opts.k)?;
+        self.hits(top)
     }
 
     /// The oracle: scores every posting of every query term.
     pub fn search_exhaustive(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        check_params(opts)?;
         let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.bm25);
         let top = exhaustive::top_k(&self.snapshot, &terms, opts.k)?;
+        self.hits(top)
+    }
+
+    fn hits(&self, top: super::topk::TopK) -> Result<Vec<Hit>> {
         top.into_sorted()
             .into_iter()
             .map(|s| self.hit(s.doc, s.score))
@@ -100,4 +110,15 @@ impl Searcher {
             doc,
         })
     }
+}
+
+/// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with length.
+fn check_params(opts: &SearchOptions) -> Result<()> {
+    let Bm25Params { k1, b } = opts.bm25;
+    if !(k1.is_finite() && k1 >= 0.0 && (0.0..=1.0).contains(&b)) {
+        return Err(Error::InvalidArgument(format!(
+            "BM25 needs k1 ≥ 0 and 0 ≤ b ≤ 1 (got k1 = {k1}, b = {b})"
+        )));
+    }
+    Ok(())
 }

@@ -61,6 +61,17 @@ impl TopK {
         }
     }
 
+    /// The worst kept score once k entries are kept: a later document (higher internal
+    /// id) must score strictly more to enter. `None` while fewer than k are kept.
+    #[inline]
+    pub(crate) fn threshold(&self) -> Option<f64> {
+        if self.heap.len() < self.k {
+            None
+        } else {
+            self.heap.peek().map(|w| w.0.score)
+        }
+    }
+
     /// Best first.
     pub(crate) fn into_sorted(self) -> Vec<Scored> {
         self.heap

@@ -1,0 +1,194 @@
+//! Block-max MaxScore: the top k without scoring every posting, exactly equal to the
+//! exhaustive oracle (same ids, same scores bit for bit, same tie order).
+//!
+//! Terms are ordered by their score upper bound. Once the top-k heap is full with worst
+//! score θ, the longest prefix of low-bound terms whose bounds sum to ≤ θ is
+//! *non-essential*: a document matching only those cannot enter the heap, so candidates
+//! come from the essential terms alone. For each candidate, the non-essential terms are
+//! consulted from the highest bound down, first by their current block's bound (no
+//! decoding), then by seeking, and the candidate is dropped as soon as its best possible
+//! score is ≤ θ.
+//!
+//! Why "≤ θ" may drop: documents are visited in ascending internal id, so a later document
+//! with a score equal to the heap's worst loses the tie and could never enter.
+//!
+//! Exactness under floating point: every drop compares `(partial + bounds) · SLACK` with
+//! θ, covering the few-ulp differences between sums taken in different orders; the score
+//! that is pushed is re-summed in term-byte order from the per-term contributions, as the
+//! oracle sums it.
+
+use super::query::QueryTerm;
+use super::topk::TopK;
+use crate::error::Result;
+use crate::index::Snapshot;
+use crate::postings::{PostingsCursor, TERMINATED};
+use crate::search::bm25::TermScorer;
+use crate::segment::lengths::length_of;
+
+/// Relative margin on every bound comparison (far above f64 rounding, far below any
+/// score difference that matters).
+const SLACK: f64 = 1.0 + 1e-9;
+
+struct TermCursor<'a> {
+    /// Position of the term in the query's term-byte order (where its contribution goes).
+    slot: usize,
+    scorer: TermScorer,
+    /// Upper bound of the term's score in this segment.
+    bound: f64,
+    cursor: PostingsCursor<'a>,
+}
+
+pub(crate) fn top_k(snapshot: &Snapshot, terms: &[QueryTerm], k: usize) -> Result<TopK> {
+    let mut top = TopK::new(k);
+    if k == 0 {
+        return Ok(top);
+    }
+    let mut contributions = vec![0.0f64; terms.len()];
+    for (s, segment) in snapshot.segments().iter().enumerate() {
+        let base = snapshot.doc_base(s);
+        let lengths = segment.flat_lengths();
+        let mut lists = Vec::with_capacity(terms.len());
+        for (slot, term) in terms.iter().enumerate() {
+            if let Some(info) = segment.term_info(&term.term) {
+                let bound = term.scorer.score(info.max_tf, info.min_len);
+                lists.push((slot, term.scorer, bound, segment.postings(&info)?));
+            }
+        }
+        let mut cursors: Vec<TermCursor<'_>> = lists
+            .iter()
+            .map(|(slot, scorer, bound, list)| TermCursor {
+                slot: *slot,
+                scorer: *scorer,
+                bound: *bound,
+                cursor: list.cursor(),
+            })
+            .collect();
+        cursors.sort_by(|a, b| a.bound.total_cmp(&b.bound).then(a.slot.cmp(&b.slot)));
+        // prefix[j]: the sum of the j lowest bounds.
+        let mut prefix = Vec::with_capacity(cursors.len() + 1);
+        prefix.push(0.0);
+        for c in &cursors {
+            prefix.push(prefix.last().copied().unwrap_or(0.0) + c.bound);
+        }
+        let n = cursors.len();
+        let mut essential_from = non_essential_count(&prefix, top.threshold());
+
+        while essential_from < n {
+            let doc = cursors[essential_from..]
+                .iter()
+                .map(|c| c.cursor.doc())
+                .min()
+                .unwrap_or(TERMINATED);
+            if doc == TERMINATED {
+                break;
+            }
+            let len = length_of(lengths, doc);
+            let mut partial = 0.0;
+            for c in &mut cursors[essential_from..] {
+                if c.cursor.doc() == doc {
+                    let score = c.scorer.score(c.cursor.tf(), len);
+                    contributions[c.slot] = score;
+                    partial += score;
+                    c.cursor.advance();
+                }
+            }
+            let admitted = match top.threshold() {
+                None => {
+                    score_non_essential(
+                        &mut cursors[..essential_from],
+                        doc,
+                        len,
+                        &mut contributions,
+                    );
+                    true
+                }
+                Some(theta) => check_non_essential(
+                    &mut cursors[..essential_from],
+                    &prefix,
+                    doc,
+                    len,
+                    partial,
+                    theta,
+                    &mut contributions,
+                ),
+            };
+            if admitted {
+                // Re-sum in term-byte order, as the oracle does (adding 0.0 for absent
+                // terms leaves a sum unchanged).
+                let score = contributions.iter().sum::<f64>();
+                top.push(score, base + doc as u64);
+                let next = non_essential_count(&prefix, top.threshold());
+                essential_from = essential_from.max(next);
+            }
+            for c in &cursors {
+                contributions[c.slot] = 0.0;
+            }
+        }
+    }
+    Ok(top)
+}
+
+/// How many of the lowest-bound terms are non-essential at threshold `theta`.
+fn non_essential_count(prefix: &[f64], theta: Option<f64>) -> usize {
+    let Some(theta) = theta else { return 0 };
+    // prefix is non-decreasing; the largest j with prefix[j]·SLACK ≤ θ.
+    prefix
+        .iter()
+        .skip(1)
+        .take_while(|&&p| p * SLACK <= theta)
+        .count()
+}
+
+/// Heap not yet full: every candidate is scored completely.
+fn score_non_essential(
+    cursors: &mut [TermCursor<'_>],
+    doc: u32,
+    len: u32,
+    contributions: &mut [f64],
+) {
+    for c in cursors.iter_mut() {
+        if c.cursor.seek(doc) == doc {
+            contributions[c.slot] = c.scorer.score(c.cursor.tf(), len);
+        }
+    }
+}
+
+/// Adds the non-essential terms' scores for `doc`, highest bound first, and returns
+/// whether the document can still beat `theta`.
+fn check_non_essential(
+    cursors: &mut [TermCursor<'_>],
+    prefix: &[f64],
+    doc: u32,
+    len: u32,
+    mut partial: f64,
+    theta: f64,
+    contributions: &mut [f64],
+) -> bool {
+    let n = cursors.len();
+    if (partial + prefix[n]) * SLACK <= theta {
+        return false;
+    }
+    // Tighter: the non-essential terms' bounds in the blocks that would hold `doc`.
+    let mut block_bounds = 0.0;
+    for c in cursors.iter_mut() {
+        c.cursor.shallow_seek(doc);
+        block_bounds += c
+            .scorer
+            .score(c.cursor.block_max_tf(), c.cursor.block_min_len());
+    }
+    if (partial + block_bounds) * SLACK <= theta {
+        return false;
+    }
+    for j in (0..n).rev() {
+        if (partial + prefix[j + 1]) * SLACK <= theta {
+            return false;
+        }
+        let c = &mut cursors[j];
+        if c.cursor.seek(doc) == doc {
+            let score = c.scorer.score(c.cursor.tf(), len);
+            contributions[c.slot] = score;
+            partial += score;
+        }
+    }
+    partial * SLACK > theta
+}
