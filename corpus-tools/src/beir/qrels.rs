@@ -19,7 +19,7 @@ const HEADER: [&str; 3] = ["query-id", "corpus-id", "score"];
 
 /// Streams the judgments of a BEIR qrels file: `query-id<TAB>corpus-id<TAB>score`.
 ///
-/// The header line `query-id	corpus-id	score` is skipped where it is the first non-blank
+/// The header line `query-id<TAB>corpus-id<TAB>score` is skipped where it is the first non-blank
 /// line. Every other non-blank line must have exactly three tab-separated columns and an
 /// integer score (negative grades are kept: some collections use -1 or -2 for "judged
 /// harmful"). Blank lines, `\r\n` endings and a leading byte order mark are accepted.
