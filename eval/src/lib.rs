@@ -1,5 +1,6 @@
 //! heddle-eval: the commands a user types (index, add, search) and the instrument that
 //! measures heddle (bench).
 
+pub mod bench;
 pub mod cli;
 pub mod progress;

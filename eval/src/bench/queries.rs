@@ -56,7 +56,11 @@ mod tests {
         let a = QueryCycle::new(texts.clone(), 1);
         let mut first: Vec<&str> = (0..20).map(|i| a.get(i)).collect();
         assert_eq!(a.get(3), a.get(23), "the cycle repeats");
-        assert_ne!(first, texts.iter().map(String::as_str).collect::<Vec<_>>(), "shuffled");
+        assert_ne!(
+            first,
+            texts.iter().map(String::as_str).collect::<Vec<_>>(),
+            "shuffled"
+        );
         first.sort_unstable();
         first.dedup();
         assert_eq!(first.len(), 20, "each query once per cycle");

@@ -18,7 +18,10 @@ pub enum ServiceTime {
     Constant(Duration),
     /// Exponentially distributed with this mean; draw `n` is a pure function of
     /// `(seed, n)`, so a simulation and a real run can share the sequence.
-    Exponential { mean: Duration, seed: u64 },
+    Exponential {
+        mean: Duration,
+        seed: u64,
+    },
 }
 
 /// A pause during which the backend starts no work: a request that would start in
@@ -172,7 +175,11 @@ mod tests {
     fn stall_delays_only_starts_inside_it() {
         let m = ServiceModel::constant(Duration::from_millis(1))
             .with_stall(Duration::from_millis(10), Duration::from_millis(5));
-        assert_eq!(m.finish_ns(0, 9 * MS), 10 * MS, "started before: unaffected");
+        assert_eq!(
+            m.finish_ns(0, 9 * MS),
+            10 * MS,
+            "started before: unaffected"
+        );
         assert_eq!(m.finish_ns(0, 10 * MS), 16 * MS);
         assert_eq!(m.finish_ns(0, 14 * MS), 16 * MS);
         assert_eq!(m.finish_ns(0, 15 * MS), 16 * MS, "the stall is half-open");

@@ -16,7 +16,10 @@ use crate::bench::queries::QueryCycle;
 
 /// One closed-loop client on a virtual clock; `finish` as in
 /// [`simulate_open_loop`](super::simulate_open_loop).
-pub fn simulate_closed_loop(schedule: &Schedule, mut finish: impl FnMut(u64, u64) -> u64) -> Outcome {
+pub fn simulate_closed_loop(
+    schedule: &Schedule,
+    mut finish: impl FnMut(u64, u64) -> u64,
+) -> Outcome {
     let mut completions = CompletionTally::default();
     let mut dispatch = DispatchTally::default();
     let mut ready = 0u64;

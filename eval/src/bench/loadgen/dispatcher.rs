@@ -63,7 +63,8 @@ fn dispatch(
                 index: i as u64,
                 due_ns,
             };
-            tx.send(job).expect("workers live until the sender is dropped");
+            tx.send(job)
+                .expect("workers live until the sender is dropped");
         } else {
             live.shed.fetch_add(1, Ordering::Relaxed);
         }

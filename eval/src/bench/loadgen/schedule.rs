@@ -25,7 +25,10 @@ pub struct Schedule {
 impl Schedule {
     /// `n` requests at `rate` per second. Poisson schedules are a pure function of `seed`.
     pub fn new(arrivals: Arrivals, rate: f64, n: usize, seed: u64) -> Self {
-        assert!(rate.is_finite() && rate > 0.0, "rate must be positive, got {rate}");
+        assert!(
+            rate.is_finite() && rate > 0.0,
+            "rate must be positive, got {rate}"
+        );
         let due_ns = match arrivals {
             Arrivals::Uniform => (0..n)
                 .map(|i| (i as f64 * 1e9 / rate).round() as u64)

@@ -178,7 +178,9 @@ impl LiveRung {
     pub(super) fn take_completions(&self) -> CompletionTally {
         let mut all = CompletionTally::default();
         for w in &self.workers {
-            all.add(&std::mem::take(&mut *w.lock().expect("worker tally poisoned")));
+            all.add(&std::mem::take(
+                &mut *w.lock().expect("worker tally poisoned"),
+            ));
         }
         all
     }

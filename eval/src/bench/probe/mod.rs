@@ -7,6 +7,6 @@ mod status;
 mod suspend;
 
 pub use rusage::{Rusage, RusageDelta};
-pub use sampler::{MemoryTrack, Sampler, SamplerHandle};
+pub use sampler::{FieldTrack, MemoryTrack, sample_memory};
 pub use status::MemoryStatus;
 pub use suspend::SuspendClock;

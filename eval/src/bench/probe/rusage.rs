@@ -36,7 +36,8 @@ impl Rusage {
             return Rusage::default();
         }
         let tv = |t: libc::timeval| {
-            Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+            Duration::from_secs(t.tv_sec.max(0) as u64)
+                + Duration::from_micros(t.tv_usec.max(0) as u64)
         };
         Rusage {
             user: tv(ru.ru_utime),
@@ -55,8 +56,12 @@ impl Rusage {
             system_secs: self.system.saturating_sub(earlier.system).as_secs_f64(),
             minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
             major_faults: self.major_faults.saturating_sub(earlier.major_faults),
-            voluntary_switches: self.voluntary_switches.saturating_sub(earlier.voluntary_switches),
-            involuntary_switches: self.involuntary_switches.saturating_sub(earlier.involuntary_switches),
+            voluntary_switches: self
+                .voluntary_switches
+                .saturating_sub(earlier.voluntary_switches),
+            involuntary_switches: self
+                .involuntary_switches
+                .saturating_sub(earlier.involuntary_switches),
         }
     }
 }

@@ -61,7 +61,9 @@ mod tests {
     #[test]
     fn growth_is_the_difference() {
         let a = SuspendClock { gap_ns: Some(10) };
-        let b = SuspendClock { gap_ns: Some(2_000_000_010) };
+        let b = SuspendClock {
+            gap_ns: Some(2_000_000_010),
+        };
         assert_eq!(b.suspended_since(&a), Some(Duration::from_secs(2)));
         assert_eq!(b.suspended_since(&SuspendClock { gap_ns: None }), None);
     }

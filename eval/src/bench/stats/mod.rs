@@ -17,4 +17,4 @@ mod spread;
 
 pub use histogram::{HistogramDump, LatencyHistogram};
 pub use quantile::{LatencySummary, MIN_BEYOND, P50, P90, P99, P999, Quantile, REPORTED};
-pub use spread::{Spread, spread_f64, spread_u64};
+pub use spread::{Spread, spread, spread_all};

@@ -28,7 +28,10 @@ pub const REPORTED: [Quantile; 4] = [P50, P90, P99, P999];
 impl Quantile {
     /// `num / den` with `0 < num < den`.
     pub const fn new(num: u64, den: u64, label: &'static str) -> Self {
-        assert!(num > 0 && num < den, "a quantile lies strictly between 0 and 1");
+        assert!(
+            num > 0 && num < den,
+            "a quantile lies strictly between 0 and 1"
+        );
         Quantile { num, den, label }
     }
 
@@ -140,7 +143,9 @@ mod tests {
         let mut state = 7u64;
         let values: Vec<u64> = (0..5_000)
             .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (state >> 33) % 2_000
             })
             .collect();
@@ -165,7 +170,10 @@ mod tests {
         assert_eq!(s.p999, None);
         assert!(s.max.is_some(), "max is always known");
         h.record_micros(120);
-        assert!(LatencySummary::of(&h).p99.is_some(), "10,000 samples suffice");
+        assert!(
+            LatencySummary::of(&h).p99.is_some(),
+            "10,000 samples suffice"
+        );
 
         let empty = LatencySummary::of(&LatencyHistogram::new());
         assert_eq!((empty.p50, empty.max, empty.mean), (None, None, None));

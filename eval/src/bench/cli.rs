@@ -1,0 +1,247 @@
+//! The `bench` command line as a library: [`BenchArgs`] and [`run`], so that another
+//! binary can register more engines behind the same flags.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, bail, ensure};
+use clap::Args;
+
+use super::backend::{Backend, BackendFactory, HeddleFactory};
+use super::ladder::{calibrate, derived, named, run_ladder, warm_up};
+use super::loadgen::Arrivals;
+use super::queries::QueryCycle;
+use super::report::{
+    BenchReport, EngineRun, FORMAT_VERSION, Settings, render_svg, render_table, summarise,
+    write_json,
+};
+
+/// `heddle-eval bench`: an open-loop ladder of query rates. Request `i` of a rung is due
+/// at a scheduled time whatever earlier requests are doing, and its latency runs from
+/// that time to its completion. See docs/PERF.md for every rule the figures obey.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// The index to search (each engine opens it its own way).
+    #[arg(long, value_name = "DIR")]
+    pub index: PathBuf,
+
+    /// BEIR queries.jsonl (or the directory holding it); requests cycle through the
+    /// queries in a seeded shuffled order.
+    #[arg(long, value_name = "FILE")]
+    pub queries: PathBuf,
+
+    /// Offered rates in requests per second, one rung each, e.g. `50,100,200`. Without
+    /// it, an open-loop calibration rung estimates capacity and the ladder is derived
+    /// from it (docs/PERF.md, "The ladder").
+    #[arg(long, value_name = "R1,R2,...", value_delimiter = ',')]
+    pub rates: Vec<f64>,
+
+    /// How arrivals are spaced within a rung.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
+    pub arrivals: Arrivals,
+
+    /// Worker threads executing requests [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Most requests due but unfinished; one due beyond that is shed
+    /// [default: 4 per worker].
+    #[arg(long, value_name = "N")]
+    pub inflight: Option<usize>,
+
+    /// Requests per rung (at least; see --min-duration).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub samples: u64,
+
+    /// Each rung lasts at least this many seconds (more requests at high rates).
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub min_duration: f64,
+
+    /// Runs the whole ladder this many times; figures are the median with min and max.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub repeat: usize,
+
+    /// Hits per query.
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+
+    /// Seeds the query order and Poisson arrivals.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Queries in the warm-up pass before the first rung [default: each query once, at
+    /// most 2,000].
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+
+    /// Requests in a calibration rung (fewer if that would take over 30 s).
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub calibration_samples: u64,
+
+    /// Engines to run, by name, in this order [default: all registered].
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub engines: Vec<String>,
+
+    /// Writes every figure and the raw histograms as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Writes a plot of latency quantiles against offered rate here.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// The engines `heddle-eval bench` knows: heddle.
+pub fn default_engines() -> Vec<Box<dyn BackendFactory>> {
+    vec![Box::new(HeddleFactory)]
+}
+
+/// Runs the bench: opens and warms up each selected engine, calibrates if no rates were
+/// named, runs the ladder with the engines alternating rung by rung, prints the table
+/// on stdout and writes the JSON and SVG if asked. Progress goes to stderr.
+pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<BenchReport> {
+    let chosen = select(engines, &args.engines)?;
+    let queries = QueryCycle::load(&args.queries, args.seed)?;
+    let settings = settings(args, queries.len())?;
+
+    let mut opened: Vec<(String, Arc<dyn Backend>, f64)> = Vec::new();
+    for factory in chosen {
+        let started = Instant::now();
+        let backend = factory
+            .open(&args.index)
+            .with_context(|| format!("opening {} for {}", args.index.display(), factory.name()))?;
+        opened.push((
+            factory.name().to_string(),
+            backend,
+            started.elapsed().as_secs_f64(),
+        ));
+    }
+
+    let warm_n = args.warmup.unwrap_or(queries.len().min(2_000) as u64);
+    let mut warmups = Vec::new();
+    for (name, backend, _) in &opened {
+        eprintln!("bench: {name}: warm-up, {warm_n} queries");
+        let w = warm_up(&**backend, &queries, warm_n, settings.k);
+        ensure!(
+            warm_n == 0 || w.errors < warm_n,
+            "{name}: every warm-up query failed; is {} an index it can read?",
+            args.index.display()
+        );
+        warmups.push(w);
+    }
+
+    let plan = if args.rates.is_empty() {
+        let mut calibrations = Vec::new();
+        for ((name, backend, _), w) in opened.iter().zip(&warmups) {
+            let hint = w.latency_us.mean.unwrap_or(1_000.0);
+            calibrations.push(calibrate(
+                &**backend,
+                name,
+                hint,
+                args.calibration_samples,
+                &settings,
+                &queries,
+            ));
+        }
+        derived(calibrations)
+    } else {
+        named(&args.rates)
+    };
+
+    let engines_ref: Vec<(&str, &dyn Backend)> =
+        opened.iter().map(|(n, b, _)| (n.as_str(), &**b)).collect();
+    let rungs = run_ladder(&engines_ref, &plan.rates, &settings, &queries);
+
+    let all: Vec<_> = rungs.iter().flatten().cloned().collect();
+    let report = BenchReport {
+        format: FORMAT_VERSION,
+        tool: "heddle-eval bench".to_string(),
+        mode: "open-loop".to_string(),
+        settings,
+        ladder: plan,
+        engines: opened
+            .into_iter()
+            .zip(warmups)
+            .zip(rungs)
+            .map(|(((name, _, open_secs), warmup), rungs)| EngineRun {
+                name,
+                open_secs,
+                warmup,
+                rungs,
+            })
+            .collect(),
+        summary: summarise(&all),
+    };
+
+    print!("{}", render_table(&report));
+    if let Some(path) = &args.json {
+        write_json(&report, path)?;
+        eprintln!("bench: wrote {}", path.display());
+    }
+    if let Some(path) = &args.svg {
+        super::report::write_svg(&render_svg(&report), path)?;
+        eprintln!("bench: wrote {}", path.display());
+    }
+    Ok(report)
+}
+
+fn select<'a>(
+    engines: &'a [Box<dyn BackendFactory>],
+    names: &[String],
+) -> anyhow::Result<Vec<&'a dyn BackendFactory>> {
+    ensure!(!engines.is_empty(), "no engines registered");
+    if names.is_empty() {
+        return Ok(engines.iter().map(|e| &**e).collect());
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let Some(e) = engines.iter().find(|e| e.name() == name) else {
+            let known: Vec<&str> = engines.iter().map(|e| e.name()).collect();
+            bail!(
+                "unknown engine {name:?}; this binary has: {}",
+                known.join(", ")
+            );
+        };
+        ensure!(
+            !out.iter().any(|o: &&dyn BackendFactory| o.name() == name),
+            "engine {name:?} named twice"
+        );
+        out.push(&**e);
+    }
+    Ok(out)
+}
+
+fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<Settings> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = args.threads.unwrap_or(cores);
+    ensure!(threads >= 1, "--threads must be at least 1");
+    let inflight = args.inflight.unwrap_or(4 * threads);
+    ensure!(inflight >= 1, "--inflight must be at least 1");
+    ensure!(args.samples >= 1, "--samples must be at least 1");
+    ensure!(args.repeat >= 1, "--repeat must be at least 1");
+    ensure!(
+        args.min_duration.is_finite() && args.min_duration >= 0.0,
+        "--min-duration must be a non-negative number of seconds"
+    );
+    for &r in &args.rates {
+        ensure!(
+            r.is_finite() && r > 0.0,
+            "--rates: {r} is not a positive rate"
+        );
+    }
+    Ok(Settings {
+        index: args.index.display().to_string(),
+        queries: args.queries.display().to_string(),
+        query_count,
+        arrivals: args.arrivals,
+        threads,
+        inflight,
+        cores,
+        samples: args.samples,
+        min_duration_secs: args.min_duration,
+        k: args.k,
+        seed: args.seed,
+        repeat: args.repeat,
+    })
+}

@@ -1,0 +1,77 @@
+//! The calibration rung: an open loop at a low rate that measures the service time from
+//! which a derived ladder's rates follow (docs/PERF.md, "The ladder").
+
+use super::plan::{
+    CALIBRATION_MAX_ATTEMPTS, CALIBRATION_UTILISATION, MAX_CALIBRATION_UTILISATION, round_rate,
+    servers,
+};
+use super::rung::{RungSpec, run_rung};
+use crate::bench::backend::Backend;
+use crate::bench::queries::QueryCycle;
+use crate::bench::report::{Calibration, CalibrationAttempt, Settings};
+use crate::bench::stats::P50;
+
+/// A calibration rung lasts at most about this long, unless that leaves fewer requests
+/// than p50 needs.
+const MAX_SECS: f64 = 30.0;
+
+/// Estimates `engine`'s capacity as `servers / mean service time`, the service time
+/// measured by an open-loop rung at [`CALIBRATION_UTILISATION`].
+///
+/// The first rung's rate comes from `hint_service_us` (the warm-up's mean); only the
+/// open-loop measurement enters the estimate. A sequential loop runs each query on a hot
+/// cache right after the previous one and so is faster than an idle open loop; basing
+/// capacity on it would put every rung higher than intended. If the rung turns out
+/// busier than [`MAX_CALIBRATION_UTILISATION`], it is repeated at a rate from its own
+/// measurement.
+pub fn calibrate(
+    backend: &dyn Backend,
+    engine: &str,
+    hint_service_us: f64,
+    samples: u64,
+    settings: &Settings,
+    queries: &QueryCycle,
+) -> Calibration {
+    let servers = servers(settings);
+    let mut guess_us = hint_service_us.max(1.0);
+    let mut attempts: Vec<CalibrationAttempt> = Vec::new();
+    for attempt in 0..CALIBRATION_MAX_ATTEMPTS {
+        let rate = round_rate(CALIBRATION_UTILISATION * servers as f64 / (guess_us / 1e6));
+        let by_time = (rate * MAX_SECS).ceil() as u64;
+        let requests = samples.min(by_time.max(P50.min_samples()));
+        let label = format!("calibration {}", attempt + 1);
+        let spec = RungSpec {
+            engine,
+            label: &label,
+            repetition: 0,
+            rung: attempt,
+            rate,
+            requests,
+            seed: settings.seed,
+        };
+        let rung = run_rung(backend, &spec, settings, queries);
+        let mean_us = rung.service_us.mean.unwrap_or(guess_us).max(1.0);
+        let utilisation = rate * (mean_us / 1e6) / servers as f64;
+        attempts.push(CalibrationAttempt {
+            rate,
+            mean_service_us: mean_us,
+            utilisation,
+            rung,
+        });
+        if utilisation <= MAX_CALIBRATION_UTILISATION {
+            break;
+        }
+        guess_us = mean_us;
+    }
+    let mean_service_us = attempts
+        .last()
+        .expect("at least one attempt")
+        .mean_service_us;
+    Calibration {
+        engine: engine.to_string(),
+        servers,
+        attempts,
+        mean_service_us,
+        capacity_per_sec: servers as f64 / (mean_service_us / 1e6),
+    }
+}

@@ -1,0 +1,159 @@
+//! One rung: the open-loop load with every probe around it and progress on stderr.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use crate::bench::backend::Backend;
+use crate::bench::loadgen::{LiveRung, Outcome, Progress, Schedule, run_open_loop};
+use crate::bench::probe::{MemoryTrack, Rusage, RusageDelta, SuspendClock, sample_memory};
+use crate::bench::queries::QueryCycle;
+use crate::bench::report::format::micros_or_dash;
+use crate::bench::report::{LagSummary, RungHistograms, RungReport, Settings};
+use crate::bench::stats::{LatencySummary, P50, P99};
+
+/// How often resident memory is sampled during a rung.
+const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
+/// A progress line every this many samples (4 s: "at least every 5 seconds").
+const PROGRESS_EVERY_SAMPLES: u32 = 40;
+
+/// What to run: one engine at one rate.
+#[derive(Debug, Clone)]
+pub struct RungSpec<'a> {
+    pub engine: &'a str,
+    /// Names the rung in progress lines (`rung 2/6 rep 1/3`, `calibration`).
+    pub label: &'a str,
+    pub repetition: usize,
+    pub rung: usize,
+    pub rate: f64,
+    pub requests: u64,
+    /// Seeds Poisson arrivals.
+    pub seed: u64,
+}
+
+/// Runs one rung and reports it.
+pub fn run_rung(
+    backend: &dyn Backend,
+    spec: &RungSpec<'_>,
+    settings: &Settings,
+    queries: &QueryCycle,
+) -> RungReport {
+    let schedule = Schedule::new(
+        settings.arrivals,
+        spec.rate,
+        spec.requests as usize,
+        spec.seed,
+    );
+    let live = LiveRung::new(settings.threads, settings.inflight, spec.requests);
+    eprintln!(
+        "bench: {} {} @ {}/s: {} requests",
+        spec.engine, spec.label, spec.rate, spec.requests
+    );
+    let rusage = Rusage::now();
+    let clock = SuspendClock::now();
+    let (stop, stopped) = mpsc::channel::<()>();
+    let (outcome, memory) = thread::scope(|s| {
+        let live = &live;
+        let sampler = s.spawn(move || {
+            let mut samples = 0u32;
+            sample_memory(SAMPLE_PERIOD, stopped, || {
+                samples += 1;
+                if samples.is_multiple_of(PROGRESS_EVERY_SAMPLES) {
+                    eprintln!("bench: {}", progress_line(spec, &live.progress()));
+                }
+            })
+        });
+        let outcome = run_open_loop(backend, &schedule, queries, settings.k, live);
+        drop(stop);
+        (
+            outcome,
+            sampler.join().expect("the memory sampler panicked"),
+        )
+    });
+    let process = Rusage::now().since(&rusage);
+    let suspended = SuspendClock::now().suspended_since(&clock);
+    let report = rung_report(spec, &outcome, process, memory, suspended);
+    eprintln!(
+        "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}",
+        spec.engine,
+        spec.label,
+        spec.rate,
+        report.duration_secs,
+        micros_or_dash(report.latency_us.p50),
+        micros_or_dash(report.latency_us.p99),
+        report.shed,
+        if report.overloaded {
+            " (OVERLOADED)"
+        } else {
+            ""
+        }
+    );
+    report
+}
+
+/// `heddle rung 2/6 rep 1/1 @ 100/s: 1234/2000 done, p50 1.2ms, p99 -, shed 0`
+fn progress_line(spec: &RungSpec<'_>, p: &Progress) -> String {
+    format!(
+        "{} {} @ {}/s: {}/{} done, p50 {}, p99 {}, shed {}",
+        spec.engine,
+        spec.label,
+        spec.rate,
+        p.done,
+        p.total,
+        micros_or_dash(p.latency.reported(P50)),
+        micros_or_dash(p.latency.reported(P99)),
+        p.shed
+    )
+}
+
+/// Turns what a rung recorded into its report.
+pub(crate) fn rung_report(
+    spec: &RungSpec<'_>,
+    outcome: &Outcome,
+    process: RusageDelta,
+    memory: MemoryTrack,
+    suspended: Option<Duration>,
+) -> RungReport {
+    let c = &outcome.completions;
+    let mut invalid_reasons = Vec::new();
+    if let Some(s) = suspended.filter(|s| *s > SuspendClock::THRESHOLD) {
+        invalid_reasons.push(format!("machine suspended for {:.1} s", s.as_secs_f64()));
+    }
+    if c.errors > 0 {
+        invalid_reasons.push(format!(
+            "{} requests failed (first: {})",
+            c.errors,
+            c.first_error.as_deref().unwrap_or("?")
+        ));
+    }
+    RungReport {
+        engine: spec.engine.to_string(),
+        repetition: spec.repetition,
+        rung: spec.rung,
+        offered_rate: spec.rate,
+        achieved_rate: outcome.achieved_rate(),
+        requests: outcome.requests,
+        completed: outcome.completed(),
+        shed: outcome.shed(),
+        errors: c.errors,
+        first_error: c.first_error.clone(),
+        duration_secs: outcome.elapsed_ns as f64 / 1e9,
+        overloaded: outcome.shed() > 0,
+        valid: invalid_reasons.is_empty(),
+        invalid_reasons,
+        latency_us: LatencySummary::of(&c.latency),
+        service_us: LatencySummary::of(&c.service),
+        dispatcher_lag_us: LagSummary {
+            p99: outcome.dispatch.lag.reported(P99),
+            max: outcome.dispatch.lag.max_micros(),
+        },
+        process,
+        memory,
+        suspended_secs: suspended.map(|s| s.as_secs_f64()),
+        histograms: RungHistograms {
+            latency: c.latency.dump(),
+            service: c.service.dump(),
+            dispatcher_lag: outcome.dispatch.lag.dump(),
+        },
+    }
+}

@@ -1,0 +1,73 @@
+//! Repetitions folded into one summary per engine and rung.
+
+use super::model::{RungReport, RungSummary};
+use crate::bench::stats::{spread, spread_all};
+
+/// Summaries of `rungs` (any order), one per engine and rung, ordered by engine as first
+/// seen and then by rung.
+pub fn summarise(rungs: &[RungReport]) -> Vec<RungSummary> {
+    let mut keys: Vec<(&str, usize)> = Vec::new();
+    for r in rungs {
+        if !keys.contains(&(r.engine.as_str(), r.rung)) {
+            keys.push((&r.engine, r.rung));
+        }
+    }
+    let engine_order = |e: &str| rungs.iter().position(|r| r.engine == e);
+    keys.sort_by_key(|&(e, rung)| (engine_order(e), rung));
+    keys.into_iter()
+        .map(|(engine, rung)| {
+            let reps: Vec<&RungReport> = rungs
+                .iter()
+                .filter(|r| r.engine == engine && r.rung == rung)
+                .collect();
+            summarise_one(&reps)
+        })
+        .collect()
+}
+
+fn summarise_one(reps: &[&RungReport]) -> RungSummary {
+    let f = |get: fn(&RungReport) -> f64| {
+        spread(&reps.iter().map(|r| get(r)).collect::<Vec<_>>()).expect("at least one repetition")
+    };
+    let u = |get: fn(&RungReport) -> u64| {
+        spread(&reps.iter().map(|r| get(r)).collect::<Vec<_>>()).expect("at least one repetition")
+    };
+    let o = |get: fn(&RungReport) -> Option<u64>| {
+        spread_all(&reps.iter().map(|r| get(r)).collect::<Vec<_>>())
+    };
+    let first = reps[0];
+    RungSummary {
+        engine: first.engine.clone(),
+        rung: first.rung,
+        offered_rate: first.offered_rate,
+        repetitions: reps.len(),
+        overloaded: reps.iter().any(|r| r.overloaded),
+        valid: reps.iter().all(|r| r.valid),
+        achieved_rate: f(|r| r.achieved_rate),
+        requests: u(|r| r.requests),
+        shed: u(|r| r.shed),
+        duration_secs: f(|r| r.duration_secs),
+        p50_us: o(|r| r.latency_us.p50),
+        p90_us: o(|r| r.latency_us.p90),
+        p99_us: o(|r| r.latency_us.p99),
+        p999_us: o(|r| r.latency_us.p999),
+        max_us: o(|r| r.latency_us.max),
+        cpu_user_secs: f(|r| r.process.user_secs),
+        cpu_system_secs: f(|r| r.process.system_secs),
+        rss_peak_kib: o(|r| r.memory.vm_rss.map(|t| t.peak)),
+        rss_change_kib: spread_all(
+            &reps
+                .iter()
+                .map(|r| r.memory.vm_rss.map(|t| t.change))
+                .collect::<Vec<_>>(),
+        ),
+        rss_anon_peak_kib: o(|r| r.memory.rss_anon.map(|t| t.peak)),
+        rss_file_peak_kib: o(|r| r.memory.rss_file.map(|t| t.peak)),
+        minor_faults: u(|r| r.process.minor_faults),
+        major_faults: u(|r| r.process.major_faults),
+        voluntary_switches: u(|r| r.process.voluntary_switches),
+        involuntary_switches: u(|r| r.process.involuntary_switches),
+        lag_p99_us: o(|r| r.dispatcher_lag_us.p99),
+        lag_max_us: o(|r| r.dispatcher_lag_us.max),
+    }
+}

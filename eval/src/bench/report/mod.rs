@@ -1,0 +1,15 @@
+//! What a run shows: a plain-text table, a JSON file with every figure and the raw
+//! histograms, and an SVG of latency quantiles against offered rate.
+
+mod aggregate;
+pub mod format;
+mod json;
+mod model;
+mod svg;
+mod table;
+
+pub use aggregate::summarise;
+pub use json::{read_json, write_json, write_svg};
+pub use model::*;
+pub use svg::render_svg;
+pub use table::render_table;

@@ -1,0 +1,202 @@
+//! Everything a bench run measured, as one serialisable value: the JSON file is this.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::loadgen::Arrivals;
+use crate::bench::probe::{MemoryTrack, RusageDelta};
+use crate::bench::stats::{HistogramDump, LatencySummary, Spread};
+
+/// Bumped when a field changes meaning or disappears.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A whole run: settings, the ladder and how it was chosen, every rung of every
+/// repetition of every engine, and the per-rung summaries over repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchReport {
+    pub format: u32,
+    pub tool: String,
+    /// Always `open-loop`: latency runs from each request's due time.
+    pub mode: String,
+    pub settings: Settings,
+    pub ladder: LadderPlan,
+    pub engines: Vec<EngineRun>,
+    /// One entry per engine and rung: each figure's median, min and max over repetitions.
+    pub summary: Vec<RungSummary>,
+}
+
+/// The settings every rung ran with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub index: String,
+    pub queries: String,
+    pub query_count: usize,
+    pub arrivals: Arrivals,
+    /// Worker threads executing requests.
+    pub threads: usize,
+    /// Most requests due but unfinished; one more is shed.
+    pub inflight: usize,
+    /// CPU cores available to the process.
+    pub cores: usize,
+    /// Requests per rung at least (more if the minimum duration needs them).
+    pub samples: u64,
+    pub min_duration_secs: f64,
+    pub k: usize,
+    pub seed: u64,
+    pub repeat: usize,
+}
+
+/// How the rates were chosen (docs/PERF.md, "The ladder").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LadderRule {
+    /// Given with `--rates`.
+    Named,
+    /// Fractions of the capacity estimated by an open-loop calibration rung.
+    Derived,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LadderPlan {
+    pub rule: LadderRule,
+    /// Offered rates in requests per second, in the order the rungs ran.
+    pub rates: Vec<f64>,
+    /// For a derived ladder: each rung's fraction of `capacity_per_sec`.
+    pub fractions: Vec<f64>,
+    /// For a derived ladder: the smallest capacity estimated over the engines.
+    pub capacity_per_sec: Option<f64>,
+    /// The engine whose capacity set the ladder.
+    pub basis_engine: Option<String>,
+    /// The reference load point (half the estimated capacity) for a derived ladder.
+    pub load_point: Option<f64>,
+    pub calibrations: Vec<Calibration>,
+}
+
+/// An engine's open-loop calibration: one or more low-rate rungs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Calibration {
+    pub engine: String,
+    /// Servers in the capacity estimate: `min(threads, cores)`.
+    pub servers: usize,
+    pub attempts: Vec<CalibrationAttempt>,
+    /// Mean service time in the last attempt, µs.
+    pub mean_service_us: f64,
+    /// `servers / mean service time`, per second.
+    pub capacity_per_sec: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CalibrationAttempt {
+    pub rate: f64,
+    pub mean_service_us: f64,
+    /// `rate × mean service time / servers`.
+    pub utilisation: f64,
+    pub rung: RungReport,
+}
+
+/// One engine's run: opening, warm-up and every measured rung.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EngineRun {
+    pub name: String,
+    pub open_secs: f64,
+    pub warmup: WarmupReport,
+    /// In run order: repetition, then rung.
+    pub rungs: Vec<RungReport>,
+}
+
+/// The warm-up pass: queries run one after another right after opening the index. Its
+/// figures describe a cold start; they are not a load measurement.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WarmupReport {
+    pub queries: u64,
+    pub errors: u64,
+    /// The latencies of the first queries after opening, in order, µs.
+    pub first_latencies_us: Vec<u64>,
+    pub latency_us: LatencySummary,
+    pub duration_secs: f64,
+    pub process: RusageDelta,
+    pub memory: MemoryTrack,
+}
+
+/// One rung: its load, what it measured, and what the process did meanwhile.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RungReport {
+    pub engine: String,
+    /// 0-based repetition of the ladder.
+    pub repetition: usize,
+    /// 0-based position in the ladder.
+    pub rung: usize,
+    pub offered_rate: f64,
+    /// Completed requests per second of the rung.
+    pub achieved_rate: f64,
+    pub requests: u64,
+    pub completed: u64,
+    pub shed: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub duration_secs: f64,
+    /// Some requests were shed: the rung offered more than the engine served.
+    pub overloaded: bool,
+    /// False if the machine was suspended or requests failed; see `invalid_reasons`.
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    /// Due → completion.
+    pub latency_us: LatencySummary,
+    /// Start of execution → completion (no queueing).
+    pub service_us: LatencySummary,
+    /// How late the dispatcher issued requests: the instrument's health.
+    pub dispatcher_lag_us: LagSummary,
+    pub process: RusageDelta,
+    pub memory: MemoryTrack,
+    /// Time the machine spent suspended during the rung, if known.
+    pub suspended_secs: Option<f64>,
+    pub histograms: RungHistograms,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LagSummary {
+    pub p99: Option<u64>,
+    pub max: Option<u64>,
+}
+
+/// The raw histograms of a rung, to merge or re-plot later.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RungHistograms {
+    pub latency: HistogramDump,
+    pub service: HistogramDump,
+    pub dispatcher_lag: HistogramDump,
+}
+
+/// One engine at one rung over all repetitions. A quantile is absent if it was absent
+/// in any repetition.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RungSummary {
+    pub engine: String,
+    pub rung: usize,
+    pub offered_rate: f64,
+    pub repetitions: usize,
+    /// Shed in any repetition.
+    pub overloaded: bool,
+    /// Valid in every repetition.
+    pub valid: bool,
+    pub achieved_rate: Spread<f64>,
+    pub requests: Spread<u64>,
+    pub shed: Spread<u64>,
+    pub duration_secs: Spread<f64>,
+    pub p50_us: Option<Spread<u64>>,
+    pub p90_us: Option<Spread<u64>>,
+    pub p99_us: Option<Spread<u64>>,
+    pub p999_us: Option<Spread<u64>>,
+    pub max_us: Option<Spread<u64>>,
+    pub cpu_user_secs: Spread<f64>,
+    pub cpu_system_secs: Spread<f64>,
+    pub rss_peak_kib: Option<Spread<u64>>,
+    pub rss_change_kib: Option<Spread<i64>>,
+    pub rss_anon_peak_kib: Option<Spread<u64>>,
+    pub rss_file_peak_kib: Option<Spread<u64>>,
+    pub minor_faults: Spread<u64>,
+    pub major_faults: Spread<u64>,
+    pub voluntary_switches: Spread<u64>,
+    pub involuntary_switches: Spread<u64>,
+    pub lag_p99_us: Option<Spread<u64>>,
+    pub lag_max_us: Option<Spread<u64>>,
+}
