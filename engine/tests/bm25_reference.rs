@@ -5,11 +5,12 @@ mod common;
 
 use std::collections::HashMap;
 
-use heddle::{Analyzer, AnalyzerConfig, Bm25Params, Index, IndexSettings, SearchOptions};
+use heddle::{Analyzer, AnalyzerConfig, Bm25Params, Field, Index, IndexSettings, SearchOptions};
 
 /// Scores every document from scratch: tokenise, count, apply the formula.
 fn naive(
     docs: &[heddle::Document],
+    field: Field,
     analyzer: &Analyzer,
     query: &str,
     p: Bm25Params,
@@ -17,8 +18,13 @@ fn naive(
     let tokenised: Vec<Vec<String>> = docs
         .iter()
         .map(|d| {
-            let mut t = analyzer.tokens(&d.title);
-            t.extend(analyzer.tokens(&d.text));
+            let mut t = Vec::new();
+            if field != Field::Text {
+                t.extend(analyzer.tokens(&d.title));
+            }
+            if field != Field::Title {
+                t.extend(analyzer.tokens(&d.text));
+            }
             t
         })
         .collect();
@@ -52,13 +58,14 @@ fn naive(
     scored
 }
 
-fn check(config: AnalyzerConfig, segments: usize) {
+fn check(config: AnalyzerConfig, segments: usize, per_field: bool) {
     let docs = common::fixture();
     let dir = tempfile::tempdir().unwrap();
     let index = Index::create(
         dir.path(),
         IndexSettings {
             analyzer: config.clone(),
+            per_field,
         },
     )
     .unwrap();
@@ -81,50 +88,75 @@ fn check(config: AnalyzerConfig, segments: usize) {
         "the of and",
         "nothing-matches-this zzz",
     ];
-    for params in [
-        Bm25Params::default(),
-        Bm25Params { k1: 0.9, b: 0.4 },
-        Bm25Params { k1: 2.0, b: 1.0 },
-    ] {
-        for q in queries {
-            let expected = naive(&docs, &analyzer, q, params);
-            let got = index
-                .searcher()
-                .search(
-                    q,
-                    &SearchOptions {
-                        k: 100,
-                        bm25: params,
-                    },
-                )
-                .unwrap();
-            let got: Vec<(String, f64)> = got.into_iter().map(|h| (h.id, h.score)).collect();
-            assert_eq!(
-                got.len(),
-                expected.len(),
-                "{q:?} {params:?}: {got:?} vs {expected:?}"
-            );
-            for (g, e) in got.iter().zip(&expected) {
-                assert!(
-                    (g.1 - e.1).abs() < 1e-6,
-                    "{q:?} {params:?}: {got:?} vs {expected:?}"
+    let fields: &[Field] = if per_field {
+        &Field::ALL
+    } else {
+        &[Field::Flat]
+    };
+    for &field in fields {
+        for params in [
+            Bm25Params::default(),
+            Bm25Params { k1: 0.9, b: 0.4 },
+            Bm25Params { k1: 2.0, b: 1.0 },
+        ] {
+            for q in queries {
+                let expected = naive(&docs, field, &analyzer, q, params);
+                let got = index
+                    .searcher()
+                    .search(
+                        q,
+                        &SearchOptions {
+                            k: 100,
+                            bm25: params,
+                            field,
+                        },
+                    )
+                    .unwrap();
+                let got: Vec<(String, f64)> = got.into_iter().map(|h| (h.id, h.score)).collect();
+                assert_eq!(
+                    got.len(),
+                    expected.len(),
+                    "{field:?} {q:?} {params:?}: {got:?} vs {expected:?}"
                 );
+                for (g, e) in got.iter().zip(&expected) {
+                    assert!(
+                        (g.1 - e.1).abs() < 1e-6,
+                        "{field:?} {q:?} {params:?}: {got:?} vs {expected:?}"
+                    );
+                }
+                // Same order; equal scores may only swap between equal-score neighbours,
+                // and heddle breaks those by insertion order, as the stable sort above does.
+                let got_ids: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+                let expected_ids: Vec<&str> = expected.iter().map(|e| e.0.as_str()).collect();
+                assert_eq!(got_ids, expected_ids, "{field:?} {q:?} {params:?}");
             }
-            // Same order; equal scores may only swap between equal-score neighbours,
-            // and heddle breaks those by insertion order, as the stable sort above does.
-            let got_ids: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
-            let expected_ids: Vec<&str> = expected.iter().map(|e| e.0.as_str()).collect();
-            assert_eq!(got_ids, expected_ids, "{q:?} {params:?}");
         }
     }
 }
 
 #[test]
 fn bm25_matches_naive_reference_plain_one_segment() {
-    check(AnalyzerConfig::plain(), 1);
+    check(AnalyzerConfig::plain(), 1, false);
 }
 
 #[test]
 fn bm25_matches_naive_reference_english_three_segments() {
-    check(AnalyzerConfig::english(), 3);
+    check(AnalyzerConfig::english(), 3, false);
+}
+
+#[test]
+fn bm25_per_field_matches_naive_reference_on_title_text_and_flat() {
+    check(AnalyzerConfig::english(), 2, true);
+}
+
+#[test]
+fn searching_a_field_the_index_lacks_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(dir.path(), IndexSettings::default()).unwrap();
+    let opts = SearchOptions {
+        field: Field::Title,
+        ..Default::default()
+    };
+    let err = index.searcher().search("x", &opts).unwrap_err();
+    assert!(err.to_string().contains("per-field"), "{err}");
 }

@@ -38,7 +38,14 @@ fn hits(index: &Index, query: &str) -> Vec<(String, f64)> {
 
 fn create_with(docs: &[Document], config: AnalyzerConfig) -> (tempfile::TempDir, Index) {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), IndexSettings { analyzer: config }).unwrap();
+    let index = Index::create(
+        dir.path(),
+        IndexSettings {
+            analyzer: config,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let mut writer = index.writer().unwrap();
     for d in docs {
         writer.add(d.clone()).unwrap();

@@ -12,6 +12,7 @@ fn build() -> (tempfile::TempDir, Vec<PathBuf>) {
         dir.path(),
         IndexSettings {
             analyzer: AnalyzerConfig::english(),
+            ..Default::default()
         },
     )
     .unwrap();

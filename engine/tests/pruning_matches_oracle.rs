@@ -55,6 +55,7 @@ fn check(docs: &[Document], segments: usize, queries: &[String], k: usize, bm25:
         dir.path(),
         IndexSettings {
             analyzer: AnalyzerConfig::plain(),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -66,7 +67,11 @@ fn check(docs: &[Document], segments: usize, queries: &[String], k: usize, bm25:
         writer.commit().unwrap();
     }
     let searcher = index.searcher();
-    let opts = SearchOptions { k, bm25 };
+    let opts = SearchOptions {
+        k,
+        bm25,
+        ..Default::default()
+    };
     for q in queries {
         let pruned = searcher.search(q, &opts).unwrap();
         let oracle = searcher.search_exhaustive(q, &opts).unwrap();
@@ -137,7 +142,11 @@ fn invalid_bm25_parameters_are_refused() {
             b: 0.5,
         },
     ] {
-        let opts = SearchOptions { k: 10, bm25 };
+        let opts = SearchOptions {
+            k: 10,
+            bm25,
+            ..Default::default()
+        };
         assert!(matches!(
             index.searcher().search("x", &opts),
             Err(heddle::Error::InvalidArgument(_))

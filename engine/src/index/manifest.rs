@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::AnalyzerConfig;
 use crate::directory::atomic_replace;
 use crate::error::{Error, Result};
+use crate::field::Field;
 use crate::segment::{FORMAT_VERSION, SegmentMeta, footer};
 
 pub const MANIFEST_FILE: &str = "MANIFEST";
@@ -20,6 +21,9 @@ pub(crate) struct Manifest {
     pub generation: u64,
     /// The analyzer every document and query of this index goes through.
     pub analyzer: AnalyzerConfig,
+    /// Fields every new segment indexes: `flat`, plus `title` and `text` when the index
+    /// was created with per-field postings.
+    pub fields: Vec<Field>,
     /// The next segment gets this number; numbers are never reused.
     pub next_segment_id: u64,
     /// Oldest first: internal doc ids are assigned in this order.
@@ -27,11 +31,17 @@ pub(crate) struct Manifest {
 }
 
 impl Manifest {
-    pub(crate) fn new(analyzer: AnalyzerConfig) -> Self {
+    pub(crate) fn new(analyzer: AnalyzerConfig, per_field: bool) -> Self {
+        let fields = if per_field {
+            Field::ALL.to_vec()
+        } else {
+            vec![Field::Flat]
+        };
         Manifest {
             format_version: FORMAT_VERSION,
             generation: 0,
             analyzer,
+            fields,
             next_segment_id: 1,
             segments: Vec::new(),
         }

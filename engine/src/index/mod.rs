@@ -30,6 +30,9 @@ use crate::segment::SegmentMeta;
 #[derive(Debug, Clone, Default)]
 pub struct IndexSettings {
     pub analyzer: AnalyzerConfig,
+    /// Also index title and text as fields of their own (for per-field scoring and
+    /// fusion). The flat field is always indexed.
+    pub per_field: bool,
 }
 
 /// State shared by an index handle, its searchers and its writer.
@@ -57,7 +60,7 @@ impl Index {
                 path: dir.to_path_buf(),
             });
         }
-        let manifest = Manifest::new(settings.analyzer);
+        let manifest = Manifest::new(settings.analyzer, settings.per_field);
         manifest.store(dir, |_| Ok(()))?;
         Index::open(dir)
     }
@@ -134,7 +137,12 @@ impl Index {
             .manifest()
             .segments
             .iter()
-            .map(|s| s.term_count)
+            .map(|s| s.terms.flat)
             .sum()
+    }
+
+    /// Fields new segments index (`flat`, and `title`/`text` with per-field postings).
+    pub fn fields(&self) -> Vec<crate::Field> {
+        self.shared.current.read().manifest().fields.clone()
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::Manifest;
 use crate::error::Result;
+use crate::field::{Field, FieldCounts};
 use crate::segment::SegmentReader;
 
 pub(crate) struct Snapshot {
@@ -13,7 +14,7 @@ pub(crate) struct Snapshot {
     /// Internal doc id of each segment's first document.
     doc_bases: Vec<u64>,
     doc_count: u64,
-    flat_tokens: u64,
+    tokens: FieldCounts,
 }
 
 impl Snapshot {
@@ -42,13 +43,19 @@ impl Snapshot {
             doc_bases.push(doc_count);
             doc_count += s.doc_count() as u64;
         }
-        let flat_tokens = manifest.segments.iter().map(|s| s.flat_tokens).sum();
+        let mut tokens = FieldCounts::default();
+        for field in Field::ALL {
+            tokens.set(
+                field,
+                manifest.segments.iter().map(|s| s.tokens.get(field)).sum(),
+            );
+        }
         Snapshot {
             manifest,
             segments,
             doc_bases,
             doc_count,
-            flat_tokens,
+            tokens,
         }
     }
 
@@ -72,7 +79,14 @@ impl Snapshot {
         self.doc_count
     }
 
-    pub(crate) fn flat_tokens(&self) -> u64 {
-        self.flat_tokens
+    /// Total tokens of `field` over the snapshot (for the average document length).
+    pub(crate) fn tokens(&self, field: Field) -> u64 {
+        self.tokens.get(field)
+    }
+
+    /// Whether every segment indexes `field`.
+    pub(crate) fn has_field(&self, field: Field) -> bool {
+        self.manifest.fields.contains(&field)
+            && self.manifest.segments.iter().all(|s| s.has_field(field))
     }
 }

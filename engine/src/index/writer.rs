@@ -151,7 +151,13 @@ impl IndexWriter {
         }
         let dir = self.shared.dir.clone();
         let name = segment_name(self.manifest.next_segment_id);
-        let built = build_segment(&name, &self.buffer, &self.shared.analyzer, &self.pool);
+        let built = build_segment(
+            &name,
+            &self.buffer,
+            &self.manifest.fields,
+            &self.shared.analyzer,
+            &self.pool,
+        );
         stats.analysis = built.analysis;
         stats.encoding = built.encoding;
 

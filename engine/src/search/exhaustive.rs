@@ -4,19 +4,25 @@
 use super::query::QueryTerm;
 use super::topk::TopK;
 use crate::error::Result;
+use crate::field::Field;
 use crate::index::Snapshot;
 use crate::postings::TERMINATED;
 use crate::segment::lengths::length_of;
 
-pub(crate) fn top_k(snapshot: &Snapshot, terms: &[QueryTerm], k: usize) -> Result<TopK> {
+pub(crate) fn top_k(
+    snapshot: &Snapshot,
+    field: Field,
+    terms: &[QueryTerm],
+    k: usize,
+) -> Result<TopK> {
     let mut top = TopK::new(k);
     for (s, segment) in snapshot.segments().iter().enumerate() {
         let base = snapshot.doc_base(s);
-        let lengths = segment.flat_lengths();
+        let lengths = segment.lengths(field);
         let mut lists = Vec::with_capacity(terms.len());
         for term in terms {
-            if let Some(info) = segment.term_info(&term.term) {
-                lists.push((term.scorer, segment.postings(&info)?));
+            if let Some(info) = segment.term_info(field, &term.term) {
+                lists.push((term.scorer, segment.postings(field, &info)?));
             }
         }
         let mut cursors: Vec<_> = lists

@@ -20,6 +20,7 @@
 use super::query::QueryTerm;
 use super::topk::TopK;
 use crate::error::Result;
+use crate::field::Field;
 use crate::index::Snapshot;
 use crate::postings::{PostingsCursor, TERMINATED};
 use crate::search::bm25::TermScorer;
@@ -38,7 +39,12 @@ struct TermCursor<'a> {
     cursor: PostingsCursor<'a>,
 }
 
-pub(crate) fn top_k(snapshot: &Snapshot, terms: &[QueryTerm], k: usize) -> Result<TopK> {
+pub(crate) fn top_k(
+    snapshot: &Snapshot,
+    field: Field,
+    terms: &[QueryTerm],
+    k: usize,
+) -> Result<TopK> {
     let mut top = TopK::new(k);
     if k == 0 {
         return Ok(top);
@@ -46,12 +52,12 @@ pub(crate) fn top_k(snapshot: &Snapshot, terms: &[QueryTerm], k: usize) -> Resul
     let mut contributions = vec![0.0f64; terms.len()];
     for (s, segment) in snapshot.segments().iter().enumerate() {
         let base = snapshot.doc_base(s);
-        let lengths = segment.flat_lengths();
+        let lengths = segment.lengths(field);
         let mut lists = Vec::with_capacity(terms.len());
         for (slot, term) in terms.iter().enumerate() {
-            if let Some(info) = segment.term_info(&term.term) {
+            if let Some(info) = segment.term_info(field, &term.term) {
                 let bound = term.scorer.score(info.max_tf, info.min_len);
-                lists.push((slot, term.scorer, bound, segment.postings(&info)?));
+                lists.push((slot, term.scorer, bound, segment.postings(field, &info)?));
             }
         }
         let mut cursors: Vec<TermCursor<'_>> = lists

@@ -1,6 +1,7 @@
 //! A query prepared against one snapshot: analyzed, deduplicated, with global statistics.
 
 use crate::analysis::Analyzer;
+use crate::field::Field;
 use crate::index::Snapshot;
 use crate::search::bm25::{self, Bm25Params, TermScorer};
 
@@ -22,6 +23,7 @@ pub(crate) fn prepare(
     query: &str,
     analyzer: &Analyzer,
     snapshot: &Snapshot,
+    field: Field,
     params: Bm25Params,
 ) -> Vec<QueryTerm> {
     let mut tokens = analyzer.tokens(query);
@@ -30,7 +32,7 @@ pub(crate) fn prepare(
     let avgdl = if n == 0 {
         0.0
     } else {
-        snapshot.flat_tokens() as f64 / n as f64
+        snapshot.tokens(field) as f64 / n as f64
     };
     let mut terms: Vec<QueryTerm> = Vec::new();
     for token in tokens {
@@ -43,7 +45,7 @@ pub(crate) fn prepare(
         let df = snapshot
             .segments()
             .iter()
-            .filter_map(|s| s.term_info(&token))
+            .filter_map(|s| s.term_info(field, &token))
             .map(|info| info.df as u64)
             .sum();
         terms.push(QueryTerm {

@@ -6,6 +6,7 @@ use super::bm25::Bm25Params;
 use super::{exhaustive, maxscore, query};
 use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
+use crate::field::Field;
 use crate::index::Snapshot;
 
 /// How to run one query.
@@ -14,6 +15,9 @@ pub struct SearchOptions {
     /// Hits to return.
     pub k: usize,
     pub bm25: Bm25Params,
+    /// The field scored: `Flat` (title and text together) unless the index has
+    /// per-field postings and another is asked for.
+    pub field: Field,
 }
 
 impl Default for SearchOptions {
@@ -21,6 +25,7 @@ impl Default for SearchOptions {
         SearchOptions {
             k: 10,
             bm25: Bm25Params::default(),
+            field: Field::Flat,
         }
     }
 }
@@ -60,11 +65,11 @@ impl Searcher {
     }
 
     /// Documents containing `term` (an already analyzed token) over all segments.
-    pub fn doc_freq(&self, term: &str) -> u64 {
+    pub fn doc_freq(&self, field: Field, term: &str) -> u64 {
         self.snapshot
             .segments()
             .iter()
-            .filter_map(|s| s.term_info(term))
+            .filter_map(|s| s.term_info(field, term))
             .map(|i| i.df as u64)
             .sum()
     }
@@ -74,18 +79,36 @@ impl Searcher {
     ///
     /// Uses block-max MaxScore; the result is identical to [`Searcher::search_exhaustive`].
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        check_params(opts)?;
-        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.bm25);
-        let top = maxscore::top_k(&self.snapshot, &terms, opts.k)?;
+        self.check(opts)?;
+        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.field, opts.bm25);
+        let top = maxscore::top_k(&self.snapshot, opts.field, &terms, opts.k)?;
         self.hits(top)
     }
 
     /// The oracle: scores every posting of every query term.
     pub fn search_exhaustive(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        check_params(opts)?;
-        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.bm25);
-        let top = exhaustive::top_k(&self.snapshot, &terms, opts.k)?;
+        self.check(opts)?;
+        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.field, opts.bm25);
+        let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, opts.k)?;
         self.hits(top)
+    }
+
+    /// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with
+    /// length; a field must be indexed to be searched.
+    fn check(&self, opts: &SearchOptions) -> Result<()> {
+        let Bm25Params { k1, b } = opts.bm25;
+        if !(k1.is_finite() && k1 >= 0.0 && (0.0..=1.0).contains(&b)) {
+            return Err(Error::InvalidArgument(format!(
+                "BM25 needs k1 ≥ 0 and 0 ≤ b ≤ 1 (got k1 = {k1}, b = {b})"
+            )));
+        }
+        if !self.snapshot.has_field(opts.field) {
+            return Err(Error::InvalidArgument(format!(
+                "this index has no {} postings; rebuild it with per-field postings (heddle-eval index --per-field)",
+                opts.field.name()
+            )));
+        }
+        Ok(())
     }
 
     fn hits(&self, top: super::topk::TopK) -> Result<Vec<Hit>> {
@@ -110,15 +133,4 @@ impl Searcher {
             doc,
         })
     }
-}
-
-/// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with length.
-fn check_params(opts: &SearchOptions) -> Result<()> {
-    let Bm25Params { k1, b } = opts.bm25;
-    if !(k1.is_finite() && k1 >= 0.0 && (0.0..=1.0).contains(&b)) {
-        return Err(Error::InvalidArgument(format!(
-            "BM25 needs k1 ≥ 0 and 0 ≤ b ≤ 1 (got k1 = {k1}, b = {b})"
-        )));
-    }
-    Ok(())
 }

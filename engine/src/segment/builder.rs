@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use super::{SegmentComponent, SegmentMeta, footer, lengths};
 use crate::analysis::Analyzer;
 use crate::document::Document;
+use crate::field::{Field, FieldCounts};
 use crate::postings::PostingsWriter;
 use crate::store::StoreWriter;
 use crate::termdict::{TermDictWriter, TermInfo};
@@ -23,114 +24,112 @@ pub(crate) struct BuiltSegment {
     pub encoding: Duration,
 }
 
-/// One term's postings within a chunk, doc ids already segment-global.
+/// One term's postings, doc ids segment-global and ascending.
+#[derive(Default)]
 struct TermPostings {
     docs: Vec<u32>,
     tfs: Vec<u32>,
 }
 
-/// The inverted form of a contiguous run of documents.
+/// The inverted form of one field over a run of documents.
+#[derive(Default)]
+struct FieldInversion {
+    ids: HashMap<String, u32>,
+    postings: Vec<TermPostings>,
+}
+
+impl FieldInversion {
+    fn add(&mut self, token: &str, doc: u32) {
+        let id = match self.ids.get(token) {
+            Some(&id) => id,
+            None => {
+                let id = self.postings.len() as u32;
+                self.ids.insert(token.to_string(), id);
+                self.postings.push(TermPostings::default());
+                id
+            }
+        };
+        let p = &mut self.postings[id as usize];
+        if p.docs.last() == Some(&doc) {
+            *p.tfs.last_mut().expect("docs and tfs grow together") += 1;
+        } else {
+            p.docs.push(doc);
+            p.tfs.push(1);
+        }
+    }
+
+    /// The terms sorted by their bytes.
+    fn into_sorted(self) -> Vec<(String, TermPostings)> {
+        let mut postings: Vec<Option<TermPostings>> = self.postings.into_iter().map(Some).collect();
+        let mut terms: Vec<(String, TermPostings)> = self
+            .ids
+            .into_iter()
+            .map(|(term, id)| {
+                (
+                    term,
+                    postings[id as usize].take().expect("each id is taken once"),
+                )
+            })
+            .collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        terms
+    }
+}
+
+/// A contiguous run of documents, inverted: one sorted term list per indexed field.
 struct ChunkInversion {
-    /// Sorted by term bytes.
-    terms: Vec<(String, TermPostings)>,
+    fields: Vec<Vec<(String, TermPostings)>>,
     title_lens: Vec<u32>,
     text_lens: Vec<u32>,
 }
 
-fn invert_chunk(docs: &[Document], first_doc: u32, analyzer: &Analyzer) -> ChunkInversion {
-    let mut ids: HashMap<String, u32> = HashMap::new();
-    let mut postings: Vec<TermPostings> = Vec::new();
+fn invert_chunk(
+    docs: &[Document],
+    first_doc: u32,
+    fields: &[Field],
+    analyzer: &Analyzer,
+) -> ChunkInversion {
+    let slot = |f: Field| fields.iter().position(|&g| g == f);
+    let (title_slot, text_slot) = (slot(Field::Title), slot(Field::Text));
+    let mut inversions: Vec<FieldInversion> =
+        fields.iter().map(|_| FieldInversion::default()).collect();
     let mut title_lens = Vec::with_capacity(docs.len());
     let mut text_lens = Vec::with_capacity(docs.len());
     let mut scratch = String::new();
     for (i, doc) in docs.iter().enumerate() {
         let doc_id = first_doc + i as u32;
-        let mut add = |token: &str| {
-            let id = match ids.get(token) {
-                Some(&id) => id,
-                None => {
-                    let id = postings.len() as u32;
-                    ids.insert(token.to_string(), id);
-                    postings.push(TermPostings {
-                        docs: Vec::new(),
-                        tfs: Vec::new(),
-                    });
-                    id
+        for (text, own_slot, lens) in [
+            (&doc.title, title_slot, &mut title_lens),
+            (&doc.text, text_slot, &mut text_lens),
+        ] {
+            let mut len = 0u32;
+            analyzer.for_each_token(text, &mut scratch, |token| {
+                len += 1;
+                inversions[0].add(token, doc_id); // flat is always slot 0
+                if let Some(s) = own_slot {
+                    inversions[s].add(token, doc_id);
                 }
-            };
-            let p = &mut postings[id as usize];
-            if p.docs.last() == Some(&doc_id) {
-                *p.tfs.last_mut().expect("docs and tfs grow together") += 1;
-            } else {
-                p.docs.push(doc_id);
-                p.tfs.push(1);
-            }
-        };
-        let mut title_len = 0u32;
-        analyzer.for_each_token(&doc.title, &mut scratch, |t| {
-            title_len += 1;
-            add(t)
-        });
-        let mut text_len = 0u32;
-        analyzer.for_each_token(&doc.text, &mut scratch, |t| {
-            text_len += 1;
-            add(t)
-        });
-        title_lens.push(title_len);
-        text_lens.push(text_len);
+            });
+            lens.push(len);
+        }
     }
-    let mut postings: Vec<Option<TermPostings>> = postings.into_iter().map(Some).collect();
-    let mut terms: Vec<(String, TermPostings)> = ids
-        .into_iter()
-        .map(|(term, id)| {
-            let p = postings[id as usize].take().expect("each id is taken once");
-            (term, p)
-        })
-        .collect();
-    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     ChunkInversion {
-        terms,
+        fields: inversions
+            .into_iter()
+            .map(FieldInversion::into_sorted)
+            .collect(),
         title_lens,
         text_lens,
     }
 }
 
-/// Builds segment `name` from `docs` using up to `threads` threads of `pool`.
-pub(crate) fn build_segment(
-    name: &str,
-    docs: &[Document],
-    analyzer: &Analyzer,
-    pool: &rayon::ThreadPool,
-) -> BuiltSegment {
-    let started = Instant::now();
-    let chunk_len = docs
-        .len()
-        .div_ceil(pool.current_num_threads().max(1))
-        .max(1);
-    let chunks: Vec<ChunkInversion> = pool.install(|| {
-        docs.par_chunks(chunk_len)
-            .enumerate()
-            .map(|(c, chunk)| invert_chunk(chunk, (c * chunk_len) as u32, analyzer))
-            .collect()
-    });
-    let analysis = started.elapsed();
-
-    let started = Instant::now();
-    let mut title_lens = Vec::with_capacity(docs.len());
-    let mut text_lens = Vec::with_capacity(docs.len());
-    let mut iters = Vec::with_capacity(chunks.len());
-    for chunk in chunks {
-        title_lens.extend_from_slice(&chunk.title_lens);
-        text_lens.extend_from_slice(&chunk.text_lens);
-        iters.push(chunk.terms.into_iter().peekable());
-    }
-    let flat_lens: Vec<u32> = title_lens
-        .iter()
-        .zip(&text_lens)
-        .map(|(a, b)| a + b)
+/// Merges the chunks' sorted term lists of one field and encodes the term dictionary
+/// and postings bodies. Returns (dictionary body, postings body, term count).
+fn encode_field(chunks: Vec<Vec<(String, TermPostings)>>, lens: &[u32]) -> (Vec<u8>, Vec<u8>, u64) {
+    let mut iters: Vec<_> = chunks
+        .into_iter()
+        .map(|c| c.into_iter().peekable())
         .collect();
-    let flat_tokens = flat_lens.iter().map(|&l| l as u64).sum();
-
     let mut dict = TermDictWriter::default();
     let mut postings_body = Vec::new();
     let mut encoder = PostingsWriter::new();
@@ -155,7 +154,7 @@ pub(crate) fn build_segment(
         let summary = encoder.encode(
             &docs_buf,
             &tfs_buf,
-            |d| flat_lens[d as usize],
+            |d| lens[d as usize],
             &mut postings_body,
         );
         dict.push(
@@ -169,31 +168,100 @@ pub(crate) fn build_segment(
             },
         );
     }
-    let term_count = dict.len() as u64;
+    let terms = dict.len() as u64;
+    (dict.into_body(), postings_body, terms)
+}
 
-    let mut store = StoreWriter::default();
-    for doc in docs {
-        store.push(&doc.id, &doc.title);
+/// Builds segment `name` from `docs`, indexing `fields` (which must start with `Flat`),
+/// using the threads of `pool`.
+pub(crate) fn build_segment(
+    name: &str,
+    docs: &[Document],
+    fields: &[Field],
+    analyzer: &Analyzer,
+    pool: &rayon::ThreadPool,
+) -> BuiltSegment {
+    assert_eq!(
+        fields.first(),
+        Some(&Field::Flat),
+        "flat is always indexed, first"
+    );
+    let started = Instant::now();
+    let chunk_len = docs
+        .len()
+        .div_ceil(pool.current_num_threads().max(1))
+        .max(1);
+    let chunks: Vec<ChunkInversion> = pool.install(|| {
+        docs.par_chunks(chunk_len)
+            .enumerate()
+            .map(|(c, chunk)| invert_chunk(chunk, (c * chunk_len) as u32, fields, analyzer))
+            .collect()
+    });
+    let analysis = started.elapsed();
+
+    let started = Instant::now();
+    let mut title_lens = Vec::with_capacity(docs.len());
+    let mut text_lens = Vec::with_capacity(docs.len());
+    let mut per_field: Vec<Vec<Vec<(String, TermPostings)>>> =
+        fields.iter().map(|_| Vec::new()).collect();
+    for chunk in chunks {
+        title_lens.extend_from_slice(&chunk.title_lens);
+        text_lens.extend_from_slice(&chunk.text_lens);
+        for (slot, terms) in chunk.fields.into_iter().enumerate() {
+            per_field[slot].push(terms);
+        }
+    }
+    let flat_lens: Vec<u32> = title_lens
+        .iter()
+        .zip(&text_lens)
+        .map(|(a, b)| a + b)
+        .collect();
+    let lens_of = |f: Field| -> &[u32] {
+        match f {
+            Field::Flat => &flat_lens,
+            Field::Title => &title_lens,
+            Field::Text => &text_lens,
+        }
+    };
+    let mut tokens = FieldCounts::default();
+    for f in Field::ALL {
+        tokens.set(f, lens_of(f).iter().map(|&l| l as u64).sum());
     }
     let seal = |mut body: Vec<u8>| {
         footer::append_footer(&mut body);
         body
     };
-    let files = vec![
-        (SegmentComponent::Terms, seal(dict.into_body())),
-        (SegmentComponent::Postings, seal(postings_body)),
-        (
-            SegmentComponent::Lengths,
-            seal(lengths::write_body(&title_lens, &text_lens)),
-        ),
-        (SegmentComponent::Store, seal(store.into_body())),
-    ];
+    // Fields encode independently: one task each.
+    let encoded: Vec<(Vec<u8>, Vec<u8>, u64)> = pool.install(|| {
+        per_field
+            .into_par_iter()
+            .zip(fields.par_iter())
+            .map(|(chunks, &f)| encode_field(chunks, lens_of(f)))
+            .collect()
+    });
+    let mut terms = FieldCounts::default();
+    let mut files = Vec::with_capacity(2 * fields.len() + 2);
+    for ((dict, postings, count), &f) in encoded.into_iter().zip(fields) {
+        terms.set(f, count);
+        files.push((SegmentComponent::Terms(f), seal(dict)));
+        files.push((SegmentComponent::Postings(f), seal(postings)));
+    }
+    let mut store = StoreWriter::default();
+    for doc in docs {
+        store.push(&doc.id, &doc.title);
+    }
+    files.push((
+        SegmentComponent::Lengths,
+        seal(lengths::write_body(&title_lens, &text_lens)),
+    ));
+    files.push((SegmentComponent::Store, seal(store.into_body())));
     BuiltSegment {
         meta: SegmentMeta {
             name: name.to_string(),
             doc_count: docs.len() as u32,
-            flat_tokens,
-            term_count,
+            fields: fields.to_vec(),
+            tokens,
+            terms,
         },
         files,
         analysis,

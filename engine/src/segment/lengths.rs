@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::field::Field;
 use crate::segment::bytes::{ByteReader, u32_at};
 
 pub(crate) const FIELDS: [&str; 3] = ["flat", "title", "text"];
@@ -36,8 +37,8 @@ pub(crate) fn write_body(title: &[u32], text: &[u32]) -> Vec<u8> {
 #[derive(Debug, Clone)]
 pub(crate) struct Lengths {
     len: usize,
-    /// Byte offset of the flat field's table.
-    flat_at: usize,
+    /// Byte offset of each field's table, by [`Field::index`].
+    tables: [Option<usize>; 3],
 }
 
 impl Lengths {
@@ -52,30 +53,41 @@ impl Lengths {
             });
         }
         let fields = r.u32("field count")? as usize;
-        let mut names = Vec::new();
-        for _ in 0..fields.min(64) {
+        if fields > 64 {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "document lengths",
+                detail: format!("{fields} fields"),
+            });
+        }
+        let mut names = Vec::with_capacity(fields);
+        for _ in 0..fields {
             let name_len = r.u32("field name length")? as usize;
             names.push(r.take(name_len, "field name")?);
         }
         let tables_at = r.position();
         r.table(len, 4 * fields, "length tables")?;
-        let flat = names
-            .iter()
-            .position(|n| *n == b"flat")
-            .ok_or_else(|| Error::Corrupt {
+        let mut tables = [None; 3];
+        for field in Field::ALL {
+            tables[field.index()] = names
+                .iter()
+                .position(|n| *n == field.name().as_bytes())
+                .map(|i| tables_at + i * 4 * len);
+        }
+        if tables.iter().any(Option::is_none) {
+            return Err(Error::Corrupt {
                 path: path.to_path_buf(),
                 what: "document lengths",
-                detail: "no `flat` field".into(),
-            })?;
-        Ok(Lengths {
-            len,
-            flat_at: tables_at + flat * 4 * len,
-        })
+                detail: "the flat, title and text tables are not all present".into(),
+            });
+        }
+        Ok(Lengths { len, tables })
     }
 
-    /// The flat-field length table (`len` little-endian u32s) inside `body`.
-    pub(crate) fn flat<'a>(&self, body: &'a [u8]) -> &'a [u8] {
-        &body[self.flat_at..self.flat_at + 4 * self.len]
+    /// The length table of `field` (`len` little-endian u32s) inside `body`.
+    pub(crate) fn table<'a>(&self, body: &'a [u8], field: Field) -> &'a [u8] {
+        let at = self.tables[field.index()].expect("checked at open");
+        &body[at..at + 4 * self.len]
     }
 }
 

@@ -11,6 +11,8 @@ mod reader;
 
 use serde::{Deserialize, Serialize};
 
+use crate::field::{Field, FieldCounts};
+
 pub(crate) use builder::build_segment;
 pub use footer::FORMAT_VERSION;
 pub(crate) use reader::SegmentReader;
@@ -18,10 +20,10 @@ pub(crate) use reader::SegmentReader;
 /// One kind of segment file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegmentComponent {
-    /// Term dictionary of the flat field.
-    Terms,
-    /// Postings lists of the flat field.
-    Postings,
+    /// Term dictionary of one field.
+    Terms(Field),
+    /// Postings lists of one field.
+    Postings(Field),
     /// Document lengths per field.
     Lengths,
     /// Stored fields (external id, title).
@@ -29,26 +31,31 @@ pub enum SegmentComponent {
 }
 
 impl SegmentComponent {
-    pub const ALL: [SegmentComponent; 4] = [
-        SegmentComponent::Terms,
-        SegmentComponent::Postings,
-        SegmentComponent::Lengths,
-        SegmentComponent::Store,
-    ];
-
-    /// The file extension. Field-specific components carry the field name, so that
-    /// per-field postings (`title.terms`, `text.terms`) can be added beside `flat` later.
-    pub fn extension(self) -> &'static str {
+    /// The file extension. Field-specific components carry the field name
+    /// (`flat.terms`, `title.post`, ...).
+    pub fn extension(self) -> String {
         match self {
-            SegmentComponent::Terms => "flat.terms",
-            SegmentComponent::Postings => "flat.post",
-            SegmentComponent::Lengths => "lens",
-            SegmentComponent::Store => "store",
+            SegmentComponent::Terms(field) => format!("{}.terms", field.name()),
+            SegmentComponent::Postings(field) => format!("{}.post", field.name()),
+            SegmentComponent::Lengths => "lens".to_string(),
+            SegmentComponent::Store => "store".to_string(),
         }
     }
 
     pub fn file_name(self, segment: &str) -> String {
         format!("{segment}.{}", self.extension())
+    }
+
+    /// Every file of a segment with these indexed fields.
+    pub fn all(fields: &[Field]) -> Vec<SegmentComponent> {
+        let mut all = Vec::with_capacity(2 * fields.len() + 2);
+        for &f in fields {
+            all.push(SegmentComponent::Terms(f));
+            all.push(SegmentComponent::Postings(f));
+        }
+        all.push(SegmentComponent::Lengths);
+        all.push(SegmentComponent::Store);
+        all
     }
 }
 
@@ -57,9 +64,18 @@ impl SegmentComponent {
 pub struct SegmentMeta {
     pub name: String,
     pub doc_count: u32,
-    /// Sum of the flat field's document lengths (for the average document length).
-    pub flat_tokens: u64,
-    pub term_count: u64,
+    /// Fields with a term dictionary and postings in this segment (always `flat`).
+    pub fields: Vec<Field>,
+    /// Sum of each field's document lengths (for the average document length).
+    pub tokens: FieldCounts,
+    /// Distinct terms of each indexed field (0 for a field not indexed).
+    pub terms: FieldCounts,
+}
+
+impl SegmentMeta {
+    pub fn has_field(&self, field: Field) -> bool {
+        self.fields.contains(&field)
+    }
 }
 
 pub(crate) fn segment_name(id: u64) -> String {

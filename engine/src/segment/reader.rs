@@ -5,6 +5,7 @@ use std::path::Path;
 use super::{SegmentComponent, SegmentMeta, footer, lengths::Lengths};
 use crate::directory::MappedFile;
 use crate::error::{Error, Result};
+use crate::field::Field;
 use crate::postings::PostingsList;
 use crate::store::{StoreReader, StoredDoc};
 use crate::termdict::{TermDict, TermInfo};
@@ -31,12 +32,18 @@ impl VerifiedFile {
     }
 }
 
-/// An open, immutable segment.
-pub(crate) struct SegmentReader {
-    meta: SegmentMeta,
+/// The term dictionary and postings of one indexed field.
+struct FieldIndex {
     terms_file: VerifiedFile,
     terms: TermDict,
     postings_file: VerifiedFile,
+}
+
+/// An open, immutable segment.
+pub(crate) struct SegmentReader {
+    meta: SegmentMeta,
+    /// By [`Field::index`]; `None` for a field this segment does not index.
+    fields: [Option<FieldIndex>; 3],
     lengths_file: VerifiedFile,
     lengths: Lengths,
     store_file: VerifiedFile,
@@ -45,9 +52,18 @@ pub(crate) struct SegmentReader {
 
 impl SegmentReader {
     pub(crate) fn open(dir: &Path, meta: &SegmentMeta) -> Result<Self> {
-        let terms_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Terms)?;
-        let terms = TermDict::open(terms_file.path(), terms_file.body())?;
-        let postings_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Postings)?;
+        let mut fields: [Option<FieldIndex>; 3] = [None, None, None];
+        for &field in &meta.fields {
+            let terms_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Terms(field))?;
+            let terms = TermDict::open(terms_file.path(), terms_file.body())?;
+            let postings_file =
+                VerifiedFile::open(dir, &meta.name, SegmentComponent::Postings(field))?;
+            fields[field.index()] = Some(FieldIndex {
+                terms_file,
+                terms,
+                postings_file,
+            });
+        }
         let lengths_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Lengths)?;
         let lengths = Lengths::open(
             lengths_file.path(),
@@ -69,9 +85,7 @@ impl SegmentReader {
         }
         Ok(SegmentReader {
             meta: meta.clone(),
-            terms_file,
-            terms,
-            postings_file,
+            fields,
             lengths_file,
             lengths,
             store_file,
@@ -87,23 +101,32 @@ impl SegmentReader {
         self.meta.doc_count
     }
 
-    pub(crate) fn term_info(&self, term: &str) -> Option<TermInfo> {
-        self.terms.get(self.terms_file.body(), term.as_bytes())
+    /// The term's dictionary entry in `field`; `None` if absent or the field is not indexed.
+    pub(crate) fn term_info(&self, field: Field, term: &str) -> Option<TermInfo> {
+        let f = self.fields[field.index()].as_ref()?;
+        f.terms.get(f.terms_file.body(), term.as_bytes())
     }
 
-    /// The postings of a term found by [`SegmentReader::term_info`], validated.
-    pub(crate) fn postings(&self, info: &TermInfo) -> Result<PostingsList<'_>> {
-        let body = self.postings_file.body();
+    /// The postings of a term found by [`SegmentReader::term_info`] in `field`, validated.
+    pub(crate) fn postings(&self, field: Field, info: &TermInfo) -> Result<PostingsList<'_>> {
+        let f = self.fields[field.index()].as_ref().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "segment {} does not index {}",
+                self.meta.name,
+                field.name()
+            ))
+        })?;
+        let body = f.postings_file.body();
         let start = info.postings_offset;
         let end = start.checked_add(info.postings_len as u64);
         match end {
             Some(end) if end <= body.len() as u64 => PostingsList::open(
                 &body[start as usize..end as usize],
                 info.df,
-                self.postings_file.path(),
+                f.postings_file.path(),
             ),
             _ => Err(Error::Corrupt {
-                path: self.postings_file.path().to_path_buf(),
+                path: f.postings_file.path().to_path_buf(),
                 what: "postings location",
                 detail: format!(
                     "{} bytes at {start} past the end ({} bytes)",
@@ -114,9 +137,9 @@ impl SegmentReader {
         }
     }
 
-    /// The flat-field document length table (see [`super::lengths::length_of`]).
-    pub(crate) fn flat_lengths(&self) -> &[u8] {
-        self.lengths.flat(self.lengths_file.body())
+    /// The document length table of `field` (see [`super::lengths::length_of`]).
+    pub(crate) fn lengths(&self, field: Field) -> &[u8] {
+        self.lengths.table(self.lengths_file.body(), field)
     }
 
     pub(crate) fn stored(&self, doc: u32) -> Result<StoredDoc<'_>> {

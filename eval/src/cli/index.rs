@@ -26,6 +26,9 @@ pub struct IndexArgs {
     /// Threads used to build segments (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Also index title and text as fields of their own (search --field title|text, fusion).
+    #[arg(long)]
+    pub per_field: bool,
     /// Replace an existing index at --index (only once the new one is complete).
     #[arg(long)]
     pub force: bool,
@@ -57,7 +60,13 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
 fn build(args: &IndexArgs, analyzer: AnalyzerConfig, staging: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut progress = Progress::new("index");
-    let index = Index::create(staging, IndexSettings { analyzer })?;
+    let index = Index::create(
+        staging,
+        IndexSettings {
+            analyzer,
+            per_field: args.per_field,
+        },
+    )?;
     let mut writer = index.writer()?;
     writer.set_threads(args.threads)?;
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;

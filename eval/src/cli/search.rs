@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use heddle::{Bm25Params, Index, SearchOptions};
+use heddle::{Bm25Params, Field, Index, SearchOptions};
 use serde::Serialize;
 
 #[derive(Debug, Args)]
@@ -19,6 +19,10 @@ pub struct SearchArgs {
     /// BM25 length normalisation.
     #[arg(long, default_value_t = 0.75)]
     pub b: f64,
+    /// Field to score: flat (title and text together), or title / text on an index built
+    /// with --per-field.
+    #[arg(long, default_value = "flat")]
+    pub field: String,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -53,6 +57,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
             k1: args.k1,
             b: args.b,
         },
+        field: Field::parse(&args.field)?,
     };
     let hits = index.searcher().search(&query, &opts)?;
     if args.json {
