@@ -2,4 +2,5 @@
 
 pub mod beir;
 pub mod queries;
+pub mod stats;
 pub mod synth;

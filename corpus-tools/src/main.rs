@@ -1,1 +1,337 @@
-fn main() {}
+//! heddle-corpus: BEIR corpora in and out, synthetic corpora, query sets.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use heddle::{Analyzer, AnalyzerConfig, Document};
+use heddle_corpus::beir::{BeirError, QueriesWriter, Query, open_corpus};
+use heddle_corpus::queries::{BAND_WEIGHTS, BANDS, DfTable, question_queries, term_queries};
+use heddle_corpus::stats::{corpus_stats, thousands};
+use heddle_corpus::synth::{
+    Generator, GeneratorConfig, LengthModel, TREC_COVID_DOCS, WordModel, learn,
+};
+
+#[derive(Parser)]
+#[command(
+    name = "heddle-corpus",
+    version,
+    about = "BEIR corpora: synthesize, sample queries, describe"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write a synthetic TREC-COVID-style corpus: DIR/corpus.jsonl and DIR/queries.jsonl.
+    Synth {
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = TREC_COVID_DOCS)]
+        docs: u64,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Learn the vocabulary and word frequencies from this BEIR corpus (directory or
+        /// corpus.jsonl) instead of the built-in model.
+        #[arg(long)]
+        like: Option<PathBuf>,
+        /// Length shape: TREC-COVID's published shape, or the --like corpus's own lengths.
+        #[arg(long, value_enum, default_value_t = Lengths::TrecCovid)]
+        lengths: Lengths,
+        /// Number of TREC-COVID-like question queries written to queries.jsonl.
+        #[arg(long, default_value_t = 50)]
+        queries: usize,
+        /// Worker threads (default: all cores). Never changes the output.
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Sample a query set from a corpus's own vocabulary, by document-frequency band.
+    Queries {
+        /// BEIR directory or corpus.jsonl.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// Output queries.jsonl.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 1000)]
+        count: usize,
+        /// Terms per query, MIN..MAX inclusive (for --style terms).
+        #[arg(long, default_value = "2..5", value_parser = parse_range)]
+        terms: (usize, usize),
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Bags of terms, or TREC-COVID-like questions (function words around the terms).
+        #[arg(long, value_enum, default_value_t = Style::Terms)]
+        style: Style,
+        #[arg(long, default_value = "plain")]
+        analyzer: String,
+    },
+    /// Describe a corpus: size, length distribution, vocabulary, Zipf and Heaps exponents.
+    Stats {
+        /// BEIR directory or corpus.jsonl.
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(long, default_value = "plain")]
+        analyzer: String,
+        /// How many top terms (by document frequency) to list.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Lengths {
+    TrecCovid,
+    Like,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Style {
+    Terms,
+    Questions,
+}
+
+fn parse_range(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("{s:?}: expected MIN..MAX, e.g. 2..5"))?;
+    let min = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("{a:?} is not a number"))?;
+    let max = b
+        .trim()
+        .trim_start_matches('=')
+        .parse()
+        .map_err(|_| format!("{b:?} is not a number"))?;
+    if min == 0 || min > max {
+        return Err(format!("{s}: need 1 <= MIN <= MAX"));
+    }
+    Ok((min, max))
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Synth {
+            out,
+            docs,
+            seed,
+            like,
+            lengths,
+            queries,
+            threads,
+        } => synth(&out, docs, seed, like.as_deref(), lengths, queries, threads),
+        Command::Queries {
+            corpus,
+            out,
+            count,
+            terms,
+            seed,
+            style,
+            analyzer,
+        } => sample_queries(&corpus, &out, count, terms, seed, style, &analyzer),
+        Command::Stats {
+            corpus,
+            analyzer,
+            top,
+        } => {
+            let analyzer = Analyzer::new(AnalyzerConfig::preset(&analyzer)?);
+            let reader = open_corpus(&corpus)?;
+            println!("corpus            {}", reader.path().display());
+            let stats = corpus_stats(with_progress("stats", reader), &analyzer, top)?;
+            print!("{stats}");
+            Ok(())
+        }
+    }
+}
+
+/// Passes documents through, printing a progress line to stderr every two seconds.
+fn with_progress(
+    what: &'static str,
+    docs: impl Iterator<Item = Result<Document, BeirError>>,
+) -> impl Iterator<Item = Result<Document, BeirError>> {
+    let start = Instant::now();
+    let mut last = 0.0;
+    docs.enumerate().map(move |(i, d)| {
+        let t = start.elapsed().as_secs_f64();
+        if t - last >= 2.0 {
+            eprintln!("{what}: {} docs read {t:.1} s", thousands(i as u64));
+            last = t;
+        }
+        d
+    })
+}
+
+fn synth(
+    out: &Path,
+    docs: u64,
+    seed: u64,
+    like: Option<&Path>,
+    lengths: Lengths,
+    query_count: usize,
+    threads: Option<usize>,
+) -> Result<()> {
+    let start = Instant::now();
+    let (model, length_model) = match like {
+        Some(dir) => {
+            let reader = open_corpus(dir)?;
+            let path = reader.path().to_path_buf();
+            let learned = learn(with_progress("learn", reader))?;
+            eprintln!(
+                "synth: learned {} words from {} documents ({} tokens) of {}",
+                thousands(learned.words.len() as u64),
+                thousands(learned.docs),
+                thousands(learned.tokens),
+                path.display()
+            );
+            let lengths = match lengths {
+                Lengths::TrecCovid => LengthModel::trec_covid(),
+                Lengths::Like => LengthModel::Empirical(learned.lengths.clone()),
+            };
+            (
+                WordModel::from_learned(&learned, format!("learned from {}", path.display())),
+                lengths,
+            )
+        }
+        None => {
+            if matches!(lengths, Lengths::Like) {
+                bail!("--lengths like needs --like DIR");
+            }
+            (WordModel::builtin(), LengthModel::trec_covid())
+        }
+    };
+    let summary = model.summary();
+    eprintln!(
+        "synth: model: {}; {} head words, {} known rare words, tail mass {:.3}, tail exponent {:.3}",
+        summary.description,
+        thousands(summary.head_words as u64),
+        thousands(summary.known_tail_words as u64),
+        summary.tail_mass,
+        summary.tail_alpha
+    );
+    let mut config = GeneratorConfig {
+        docs,
+        seed,
+        ..GeneratorConfig::default()
+    };
+    if let Some(t) = threads {
+        config.threads = t.max(1);
+    }
+    let generator = Generator {
+        model,
+        lengths: length_model,
+        config,
+    };
+    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let corpus_path = out.join("corpus.jsonl");
+    let tmp = out.join("corpus.jsonl.partial");
+    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let gen_start = Instant::now();
+    let mut last = 0.0;
+    let mut progress = |done: u64, total: u64| {
+        let t = gen_start.elapsed().as_secs_f64();
+        if t - last >= 2.0 || done == total {
+            eprintln!(
+                "synth: {}/{} docs ({:.0}%) {t:.1} s",
+                thousands(done),
+                thousands(total),
+                100.0 * done as f64 / total.max(1) as f64
+            );
+            last = t;
+        }
+    };
+    let (generated, writer) = generator
+        .write_corpus(BufWriter::with_capacity(1 << 20, file), &mut progress)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    writer
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    fs::rename(&tmp, &corpus_path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), corpus_path.display()))?;
+
+    let table = generated.df_table(&generator.model);
+    let queries = question_queries(&table, query_count, seed)?;
+    let queries_path = out.join("queries.jsonl");
+    write_queries(&queries_path, &queries)?;
+    eprintln!(
+        "synth: wrote {} documents ({} tokens, mean {:.1} words) to {} and {} queries to {} in {:.1} s",
+        thousands(generated.docs),
+        thousands(generated.tokens),
+        generated.tokens as f64 / generated.docs.max(1) as f64,
+        corpus_path.display(),
+        queries.len(),
+        queries_path.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn write_queries(path: &Path, queries: &[Query]) -> Result<()> {
+    let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = QueriesWriter::new(BufWriter::new(file));
+    for q in queries {
+        w.write(q)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    w.finish()?.flush()?;
+    Ok(())
+}
+
+fn sample_queries(
+    corpus: &Path,
+    out: &Path,
+    count: usize,
+    (min, max): (usize, usize),
+    seed: u64,
+    style: Style,
+    analyzer: &str,
+) -> Result<()> {
+    let analyzer = Analyzer::new(AnalyzerConfig::preset(analyzer)?);
+    let reader = open_corpus(corpus)?;
+    let table = DfTable::from_corpus(with_progress("queries", reader), &analyzer)?;
+    for (band, weight) in BANDS.iter().zip(BAND_WEIGHTS) {
+        eprintln!(
+            "queries: band {:<8} df {:>5.2}%..{:>5.2}% of {} docs (at least {}): {} terms, weight {:.0}%",
+            band.name,
+            100.0 * band.min_fraction,
+            100.0 * band.max_fraction,
+            thousands(table.docs),
+            band.min_docs,
+            thousands(table.band_terms(band).len() as u64),
+            100.0 * weight
+        );
+    }
+    let queries = match style {
+        Style::Terms => term_queries(&table, count, min, max, seed)?,
+        Style::Questions => question_queries(&table, count, seed)?,
+    };
+    write_queries(out, &queries)?;
+    eprintln!(
+        "queries: wrote {} queries to {}",
+        queries.len(),
+        out.display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn term_ranges_parse() {
+        assert_eq!(parse_range("2..5"), Ok((2, 5)));
+        assert_eq!(parse_range("3..=3"), Ok((3, 3)));
+        assert!(parse_range("5..2").is_err());
+        assert!(parse_range("0..2").is_err());
+        assert!(parse_range("2-5").is_err());
+    }
+}

@@ -252,7 +252,7 @@ fn count_df(ids: &[u64], seen: &mut Vec<u64>, df: &mut [u32]) {
 pub fn doc_id(index: u64) -> String {
     const SPACE: u64 = 36u64.pow(8);
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut n = ((index as u128 * 1_500_450_271 + 7_919) % SPACE as u128) as u64;
+    let mut n = ((index as u128 * 1_500_450_271 + 1_913_727_271_423) % SPACE as u128) as u64;
     let mut id = [b'0'; 8];
     for slot in id.iter_mut().rev() {
         *slot = DIGITS[(n % 36) as usize];
