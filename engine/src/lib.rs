@@ -20,6 +20,7 @@ pub mod analysis;
 mod directory;
 mod document;
 mod error;
+pub mod fusion;
 mod field;
 pub mod index;
 mod postings;

@@ -1,0 +1,107 @@
+//! Reciprocal rank fusion, plain and weighted.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::{Error, Result};
+
+/// The `k` of the original RRF paper, and the usual default (pyserini, ranx, Elasticsearch).
+pub const DEFAULT_RRF_K: f64 = 60.0;
+
+/// One ranked list to fuse: keys best first, and the weight of its votes.
+#[derive(Debug, Clone, Copy)]
+pub struct Stream<'a, K> {
+    pub ranked: &'a [K],
+    /// Multiplies every contribution of this stream; 1 in plain RRF.
+    pub weight: f64,
+}
+
+impl<'a, K> Stream<'a, K> {
+    /// A stream with weight 1.
+    pub fn new(ranked: &'a [K]) -> Self {
+        Stream { ranked, weight: 1.0 }
+    }
+
+    pub fn weighted(ranked: &'a [K], weight: f64) -> Self {
+        Stream { ranked, weight }
+    }
+}
+
+/// One fused result: the key and its RRF score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fused<K> {
+    pub key: K,
+    pub score: f64,
+}
+
+/// Reciprocal rank fusion's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rrf {
+    /// Damps the weight of the top ranks: a key at rank `r` earns `w / (k + r)`.
+    pub k: f64,
+    /// Only the first `depth` keys of each stream vote (`None`: all of them).
+    pub depth: Option<usize>,
+}
+
+impl Default for Rrf {
+    fn default() -> Self {
+        Rrf {
+            k: DEFAULT_RRF_K,
+            depth: None,
+        }
+    }
+}
+
+impl Rrf {
+    /// Fuses `streams` into one list, best first; equal scores go to the smaller key.
+    ///
+    /// A key repeated within one stream votes once, at its best rank. A stream of weight 0
+    /// contributes nothing, not even its keys. The result does not depend on the order of
+    /// the streams: each key's contributions are summed in a fixed order (smallest first),
+    /// so that even the last bit of a score is the same whichever stream came first.
+    pub fn fuse<K: Ord + Clone>(&self, streams: &[Stream<'_, K>]) -> Result<Vec<Fused<K>>> {
+        if !(self.k.is_finite() && self.k >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "RRF needs a finite k ≥ 0 (got {})",
+                self.k
+            )));
+        }
+        if let Some(bad) = streams
+            .iter()
+            .find(|s| !(s.weight.is_finite() && s.weight >= 0.0))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "RRF stream weights must be finite and ≥ 0 (got {})",
+                bad.weight
+            )));
+        }
+        let mut votes: BTreeMap<&K, Vec<f64>> = BTreeMap::new();
+        let mut seen: BTreeSet<&K> = BTreeSet::new();
+        for stream in streams.iter().filter(|s| s.weight > 0.0) {
+            seen.clear();
+            let depth = self.depth.unwrap_or(usize::MAX).min(stream.ranked.len());
+            for (i, key) in stream.ranked[..depth].iter().enumerate() {
+                if !seen.insert(key) {
+                    continue;
+                }
+                let rank = (i + 1) as f64;
+                votes
+                    .entry(key)
+                    .or_default()
+                    .push(stream.weight / (self.k + rank));
+            }
+        }
+        let mut fused: Vec<Fused<K>> = votes
+            .into_iter()
+            .map(|(key, mut parts)| {
+                parts.sort_by(f64::total_cmp);
+                Fused {
+                    key: key.clone(),
+                    score: parts.iter().sum(),
+                }
+            })
+            .collect();
+        // Keys came out of the map ascending; a stable sort by score keeps that for ties.
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(fused)
+    }
+}
