@@ -36,7 +36,10 @@ fn weights_scale_each_streams_votes() {
     // Stream 2 (w 3): y@1 → 3/2, z@2 → 3/3 = 1. y = 1/3 + 3/2, z = 1, x = 1/2.
     let s1 = [10u64, 20];
     let s2 = [20u64, 30];
-    let rrf = Rrf { k: 1.0, depth: None };
+    let rrf = Rrf {
+        k: 1.0,
+        depth: None,
+    };
     let fused = rrf
         .fuse(&[Stream::weighted(&s1, 1.0), Stream::weighted(&s2, 3.0)])
         .unwrap();
@@ -95,9 +98,12 @@ fn depth_limits_each_stream_and_duplicates_vote_once() {
     assert_eq!(keys(&fused), ["a", "b", "c"]);
     assert!(fused.iter().all(|f| close(f.score, 1.0)));
     // Full depth: a's second occurrence is ignored, c gets 1/4 + 1.
-    let fused = Rrf { k: 0.0, depth: None }
-        .fuse(&[Stream::new(&s1), Stream::new(&s2)])
-        .unwrap();
+    let fused = Rrf {
+        k: 0.0,
+        depth: None,
+    }
+    .fuse(&[Stream::new(&s1), Stream::new(&s2)])
+    .unwrap();
     assert_eq!(keys(&fused), ["c", "a", "b"]);
     assert!(close(fused[0].score, 1.25));
     assert!(close(fused[1].score, 1.0));
@@ -113,11 +119,7 @@ fn zero_weight_streams_add_nothing_and_bad_parameters_are_errors() {
     assert_eq!(keys(&fused), ["a"]);
     assert!(Rrf::default().fuse::<&str>(&[]).unwrap().is_empty());
     for w in [-1.0, f64::NAN, f64::INFINITY] {
-        assert!(
-            Rrf::default()
-                .fuse(&[Stream::weighted(&s1, w)])
-                .is_err()
-        );
+        assert!(Rrf::default().fuse(&[Stream::weighted(&s1, w)]).is_err());
     }
     let bad_k = Rrf {
         k: -1.0,

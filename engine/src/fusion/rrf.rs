@@ -18,7 +18,10 @@ pub struct Stream<'a, K> {
 impl<'a, K> Stream<'a, K> {
     /// A stream with weight 1.
     pub fn new(ranked: &'a [K]) -> Self {
-        Stream { ranked, weight: 1.0 }
+        Stream {
+            ranked,
+            weight: 1.0,
+        }
     }
 
     pub fn weighted(ranked: &'a [K], weight: f64) -> Self {
