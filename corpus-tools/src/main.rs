@@ -50,6 +50,15 @@ enum Command {
         /// Worker threads (default: all cores). Never changes the output.
         #[arg(long)]
         threads: Option<usize>,
+        /// Probability that a word repeats an earlier word of its document.
+        #[arg(long, default_value_t = GeneratorConfig::default().burstiness)]
+        burstiness: f64,
+        /// Number of topics (0 or 1: none).
+        #[arg(long, default_value_t = GeneratorConfig::default().topics)]
+        topics: u64,
+        /// Fraction of fresh words drawn from the document's topic.
+        #[arg(long, default_value_t = GeneratorConfig::default().topicality)]
+        topicality: f64,
     },
     /// Sample a query set from a corpus's own vocabulary, by document-frequency band.
     Queries {
@@ -126,7 +135,23 @@ fn main() -> Result<()> {
             lengths,
             queries,
             threads,
-        } => synth(&out, docs, seed, like.as_deref(), lengths, queries, threads),
+            burstiness,
+            topics,
+            topicality,
+        } => {
+            let mut config = GeneratorConfig {
+                docs,
+                seed,
+                burstiness,
+                topics,
+                topicality,
+                ..GeneratorConfig::default()
+            };
+            if let Some(t) = threads {
+                config.threads = t.max(1);
+            }
+            synth(&out, config, like.as_deref(), lengths, queries)
+        }
         Command::Queries {
             corpus,
             out,
@@ -170,13 +195,15 @@ fn with_progress(
 
 fn synth(
     out: &Path,
-    docs: u64,
-    seed: u64,
+    config: GeneratorConfig,
     like: Option<&Path>,
     lengths: Lengths,
     query_count: usize,
-    threads: Option<usize>,
 ) -> Result<()> {
+    if !(0.0..1.0).contains(&config.burstiness) || !(0.0..1.0).contains(&config.topicality) {
+        bail!("--burstiness and --topicality must be in [0, 1)");
+    }
+    let seed = config.seed;
     let start = Instant::now();
     let (model, length_model) = match like {
         Some(dir) => {
@@ -215,14 +242,6 @@ fn synth(
         summary.tail_mass,
         summary.tail_alpha
     );
-    let mut config = GeneratorConfig {
-        docs,
-        seed,
-        ..GeneratorConfig::default()
-    };
-    if let Some(t) = threads {
-        config.threads = t.max(1);
-    }
     let generator = Generator {
         model,
         lengths: length_model,

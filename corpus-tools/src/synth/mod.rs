@@ -24,5 +24,5 @@ mod tailwords;
 pub use generate::{GeneratedCorpus, Generator, GeneratorConfig, TREC_COVID_DOCS, doc_id};
 pub use learn::{Learned, MIN_HEAD_COUNT, learn};
 pub use lengths::{DocLengths, LengthModel, ShapeParams};
-pub use model::{ModelSummary, WordModel};
+pub use model::{ModelSummary, TOPIC_FREE_RANKS, WordModel};
 pub(crate) use rng::{Purpose, Stream};

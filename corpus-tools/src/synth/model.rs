@@ -8,6 +8,15 @@
 //! (seen fewer than `min_count` times in the `--like` corpus), the rest are made-up words
 //! ([`tailwords`](super::tailwords)). Since the tail never ends, the vocabulary keeps
 //! growing with the corpus (Heaps' law) while the rank–frequency curve stays Zipf-like.
+//!
+//! Topics: the first [`TOPIC_FREE_RANKS`] ranks (function words, mostly) are shared by
+//! all documents. Beyond them, ranks are grouped in blocks of `topics` consecutive ranks,
+//! and topic `k` owns the `k`-th rank of every block. A topical draw takes a rank from
+//! the model beyond the shared ranks and moves it to its block's slot for the document's
+//! topic; since neighbouring ranks have nearly equal probability, averaged over topics
+//! this is the model's own distribution again. [`WordModel::sample_base`] lowers the
+//! topical ranks' share by exactly what topical draws add, so every word keeps its
+//! overall frequency while each document leans towards one topic's words.
 
 use std::collections::BTreeMap;
 use std::collections::HashSet;
@@ -17,6 +26,9 @@ use super::detmath;
 use super::rng::Stream;
 use super::tailwords;
 
+/// Ranks below this are never topical.
+pub const TOPIC_FREE_RANKS: usize = 50;
+
 /// Ranks past this are clamped (the power law's far tail, ~never reached).
 const MAX_RANK: f64 = 1e15;
 
@@ -25,7 +37,16 @@ const MAX_RANK: f64 = 1e15;
 #[derive(Debug, Clone)]
 pub struct WordModel {
     head: Vec<Box<str>>,
-    head_table: AliasTable,
+    /// Ranks below this are shared by all topics (`TOPIC_FREE_RANKS`, or fewer for a
+    /// tiny head).
+    shared: usize,
+    shared_table: Option<AliasTable>,
+    /// Probability of a rank below `shared`.
+    shared_mass: f64,
+    /// Head ranks from `shared` on.
+    topical_table: AliasTable,
+    /// Probability of a head rank from `shared` on.
+    topical_head_mass: f64,
     /// Probability that a draw comes from the tail.
     tail_mass: f64,
     /// The tail's exponent, > 1.
@@ -84,8 +105,15 @@ impl WordModel {
                 respelled.insert(index, alt.into_boxed_str());
             }
         }
+        let shared = TOPIC_FREE_RANKS.min(weights.len() - 1);
+        let shared_weight: f64 = weights[..shared].iter().sum();
+        let shared_mass = (1.0 - tail_mass) * shared_weight / sum;
         WordModel {
-            head_table: AliasTable::new(&weights),
+            shared,
+            shared_table: (shared > 0).then(|| AliasTable::new(&weights[..shared])),
+            shared_mass,
+            topical_table: AliasTable::new(&weights[shared..]),
+            topical_head_mass: (1.0 - tail_mass) - shared_mass,
             head: head.into_iter().map(|(w, _)| w.into_boxed_str()).collect(),
             tail_mass,
             tail_alpha,
@@ -95,11 +123,42 @@ impl WordModel {
         }
     }
 
-    /// Draws a word id (rank).
-    #[inline]
+    /// Draws a word id (rank) from the model's distribution.
     pub(crate) fn sample(&self, s: &mut Stream) -> u64 {
-        if s.uniform() >= self.tail_mass {
-            return self.head_table.sample(s) as u64;
+        self.sample_base(s, 0.0)
+    }
+
+    /// The largest topical share [`WordModel::sample_base`] can compensate for (with a
+    /// margin): topical draws cannot take more than the topical ranks' own mass.
+    pub fn max_topicality(&self) -> f64 {
+        0.9 * (1.0 - self.shared_mass)
+    }
+
+    /// Draws from the model with the topical ranks' share lowered as needed when a
+    /// fraction `topicality` of all draws is made by [`WordModel::sample_topical`].
+    #[inline]
+    pub(crate) fn sample_base(&self, s: &mut Stream, topicality: f64) -> u64 {
+        let shared = self.shared_mass / (1.0 - topicality);
+        match &self.shared_table {
+            Some(table) if s.uniform() < shared => table.sample(s) as u64,
+            _ => self.sample_beyond_shared(s),
+        }
+    }
+
+    /// A draw of topic `topic` (of `topics`): a rank beyond the shared ones, moved to
+    /// the topic's slot in its block.
+    #[inline]
+    pub(crate) fn sample_topical(&self, s: &mut Stream, topic: u64, topics: u64) -> u64 {
+        let r = self.sample_beyond_shared(s) - self.shared as u64;
+        self.shared as u64 + (r / topics) * topics + topic
+    }
+
+    /// A rank from `shared` on, in proportion to the model.
+    #[inline]
+    fn sample_beyond_shared(&self, s: &mut Stream) -> u64 {
+        let to_tail = self.tail_mass / (self.tail_mass + self.topical_head_mass);
+        if s.uniform() >= to_tail {
+            return (self.shared + self.topical_table.sample(s)) as u64;
         }
         // Pareto with density ∝ x^-alpha on [H, inf): x = H * U^(-1/(alpha-1)).
         let h = self.head.len() as f64;
@@ -174,6 +233,47 @@ mod tests {
         let draws = 200_000;
         let tail = (0..draws).filter(|_| m.sample(&mut s) >= 100).count();
         assert!((tail as f64 / draws as f64 - 0.2).abs() < 0.005, "{tail}");
+    }
+
+    #[test]
+    fn topical_draws_stay_in_the_topics_slots_and_keep_frequencies_overall() {
+        let m = toy(0.2);
+        let topics = 10;
+        let tau = 0.25;
+        assert!(tau < m.max_topicality());
+        let mut s = Stream::new(2, Purpose::Documents, 0);
+        let draws = 400_000;
+        let mut counts = vec![0u32; 100];
+        let mut plain = vec![0u32; 100];
+        for i in 0..draws {
+            let topic = i % topics;
+            let r = if s.chance(tau) {
+                let r = m.sample_topical(&mut s, topic, topics);
+                assert!(r >= TOPIC_FREE_RANKS as u64);
+                assert_eq!((r - TOPIC_FREE_RANKS as u64) % topics, topic);
+                r
+            } else {
+                m.sample_base(&mut s, tau)
+            };
+            if r < 100 {
+                counts[r as usize] += 1;
+            }
+            let p = m.sample(&mut s);
+            if p < 100 {
+                plain[p as usize] += 1;
+            }
+        }
+        // The shared ranks and block totals of topical ranks match the plain model.
+        for r in [0, 1, 10, 49] {
+            let (a, b) = (counts[r] as f64, plain[r] as f64);
+            assert!((a - b).abs() < 0.05 * b, "rank {r}: {a} vs {b}");
+        }
+        let block =
+            |c: &[u32], b: usize| -> f64 { c[50 + b * 10..60 + b * 10].iter().sum::<u32>() as f64 };
+        for b in 0..5 {
+            let (a, p) = (block(&counts, b), block(&plain, b));
+            assert!((a - p).abs() < 0.05 * p, "block {b}: {a} vs {p}");
+        }
     }
 
     #[test]
