@@ -7,8 +7,10 @@
 //! multiply-add on its own, so these functions give the same bits everywhere. They are
 //! accurate to a few ulp, far more than sampling needs.
 
-const LN2_HI: f64 = 6.931_471_803_691_238_2e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+/// ln 2 split in two (fdlibm's constants): the high part has trailing zero bits, so
+/// `k * LN2_HI` is exact for the exponents that occur.
+const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
 const LN2: f64 = std::f64::consts::LN_2;
 
 /// Natural logarithm of a positive, finite `x` (0 gives -inf, negative or NaN give NaN).

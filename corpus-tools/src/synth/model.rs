@@ -124,6 +124,7 @@ impl WordModel {
     }
 
     /// Draws a word id (rank) from the model's distribution.
+    #[cfg(test)]
     pub(crate) fn sample(&self, s: &mut Stream) -> u64 {
         self.sample_base(s, 0.0)
     }
