@@ -33,5 +33,7 @@ pub use analysis::{Analyzer, AnalyzerConfig};
 pub use document::Document;
 pub use error::{Error, Result};
 pub use field::{Field, FieldCounts};
-pub use index::{CommitStats, Failpoint, Index, IndexSettings, IndexWriter};
+pub use index::{
+    CommitStats, Failpoint, Index, IndexSettings, IndexWriter, MergePolicy, MergeStats,
+};
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};

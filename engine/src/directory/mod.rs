@@ -6,5 +6,5 @@ mod lock;
 mod mmap;
 
 pub(crate) use atomic::{atomic_replace, fsync_dir};
-pub(crate) use lock::DirLock;
+pub(crate) use lock::{DirLock, LOCK_FILE};
 pub(crate) use mmap::MappedFile;

@@ -6,7 +6,11 @@
 //! pointer (visibility). Everything expensive happens before either.
 
 mod failpoint;
+mod gc;
 mod manifest;
+mod merge;
+mod merge_policy;
+mod publish;
 mod snapshot;
 mod writer;
 
@@ -18,6 +22,8 @@ use parking_lot::RwLock;
 pub use failpoint::Failpoint;
 pub use manifest::MANIFEST_FILE;
 pub(crate) use manifest::Manifest;
+pub use merge::MergeStats;
+pub use merge_policy::MergePolicy;
 pub(crate) use snapshot::Snapshot;
 pub use writer::{CommitStats, IndexWriter};
 
@@ -119,9 +125,9 @@ impl Index {
         self.shared.current.read().manifest().segments.clone()
     }
 
-    /// Committed documents.
+    /// Committed documents, not counting deleted ones.
     pub fn num_docs(&self) -> u64 {
-        self.shared.current.read().doc_count()
+        self.shared.current.read().live_docs()
     }
 
     /// The generation of the published snapshot (bumped by every commit).

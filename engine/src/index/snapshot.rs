@@ -1,4 +1,5 @@
-//! An immutable view of the index: the segments of one manifest generation, opened.
+//! An immutable view of the index: the segments of one manifest generation, opened,
+//! each with the delete set that generation names.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,18 +8,36 @@ use super::Manifest;
 use crate::error::Result;
 use crate::field::{Field, FieldCounts};
 use crate::segment::SegmentReader;
+use crate::segment::deletes::DeleteSet;
+
+/// A segment as one snapshot sees it.
+#[derive(Clone)]
+pub(crate) struct LiveSegment {
+    pub reader: Arc<SegmentReader>,
+    pub deletes: Option<Arc<DeleteSet>>,
+}
+
+impl LiveSegment {
+    #[inline]
+    pub(crate) fn is_deleted(&self, doc: u32) -> bool {
+        self.deletes.as_ref().is_some_and(|d| d.contains(doc))
+    }
+}
 
 pub(crate) struct Snapshot {
     manifest: Manifest,
-    segments: Vec<Arc<SegmentReader>>,
+    segments: Vec<LiveSegment>,
     /// Internal doc id of each segment's first document.
     doc_bases: Vec<u64>,
+    /// Documents in the segments, deleted ones included (BM25's N; see DECISIONS.md).
     doc_count: u64,
+    live_docs: u64,
     tokens: FieldCounts,
 }
 
 impl Snapshot {
-    /// Opens the segments `manifest` names, reusing those already open in `previous`.
+    /// Opens the segments and delete files `manifest` names, reusing those already open
+    /// in `previous` (segments by name, delete sets by file name).
     pub(crate) fn open(
         dir: &Path,
         manifest: Manifest,
@@ -26,23 +45,38 @@ impl Snapshot {
     ) -> Result<Self> {
         let mut segments = Vec::with_capacity(manifest.segments.len());
         for meta in &manifest.segments {
-            let reused =
-                previous.and_then(|p| p.segments.iter().find(|s| s.meta() == meta).cloned());
-            segments.push(match reused {
-                Some(s) => s,
-                None => Arc::new(SegmentReader::open(dir, meta)?),
+            let old = previous.and_then(|p| {
+                p.segments
+                    .iter()
+                    .find(|s| s.reader.meta().name == meta.name)
             });
+            let reader = match old {
+                Some(s) => s.reader.clone(),
+                None => Arc::new(SegmentReader::open(dir, meta)?),
+            };
+            let deletes = match &meta.deletes {
+                None => None,
+                Some(d) => match old
+                    .and_then(|s| s.deletes.as_ref())
+                    .filter(|old| old.path().ends_with(&d.file))
+                {
+                    Some(same) => Some(same.clone()),
+                    None => Some(Arc::new(DeleteSet::open(dir, &d.file, meta.doc_count)?)),
+                },
+            };
+            segments.push(LiveSegment { reader, deletes });
         }
         Ok(Self::from_parts(manifest, segments))
     }
 
-    pub(crate) fn from_parts(manifest: Manifest, segments: Vec<Arc<SegmentReader>>) -> Self {
+    pub(crate) fn from_parts(manifest: Manifest, segments: Vec<LiveSegment>) -> Self {
         let mut doc_bases = Vec::with_capacity(segments.len());
         let mut doc_count = 0u64;
         for s in &segments {
             doc_bases.push(doc_count);
-            doc_count += s.doc_count() as u64;
+            doc_count += s.reader.doc_count() as u64;
         }
+        let live_docs = manifest.segments.iter().map(|s| s.live_docs() as u64).sum();
         let mut tokens = FieldCounts::default();
         for field in Field::ALL {
             tokens.set(
@@ -55,6 +89,7 @@ impl Snapshot {
             segments,
             doc_bases,
             doc_count,
+            live_docs,
             tokens,
         }
     }
@@ -67,7 +102,7 @@ impl Snapshot {
         self.manifest.generation
     }
 
-    pub(crate) fn segments(&self) -> &[Arc<SegmentReader>] {
+    pub(crate) fn segments(&self) -> &[LiveSegment] {
         &self.segments
     }
 
@@ -75,8 +110,14 @@ impl Snapshot {
         self.doc_bases[segment]
     }
 
+    /// All documents, deleted ones included (BM25's N until a merge purges them).
     pub(crate) fn doc_count(&self) -> u64 {
         self.doc_count
+    }
+
+    /// Documents not deleted.
+    pub(crate) fn live_docs(&self) -> u64 {
+        self.live_docs
     }
 
     /// Total tokens of `field` over the snapshot (for the average document length).

@@ -1,60 +1,76 @@
-//! The index's single writer: buffers documents, builds a segment, makes it durable, and
-//! publishes a new snapshot. Readers wait on nothing but the final pointer swap.
+//! The index's single writer: buffers additions and deletions, builds a segment, and
+//! publishes both in one atomic commit. Readers wait on nothing but the final pointer
+//! swap; merges run on a background thread and publish the same way.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
+use roaring::RoaringBitmap;
+
+use super::gc::{self, Obsolete};
+use super::merge::{MergeStats, run_merge};
+use super::merge_policy::{self, MergePolicy};
+use super::publish::{self, WriterState};
+use super::snapshot::LiveSegment;
 use super::{Failpoint, Manifest, Shared, Snapshot};
-use crate::directory::{DirLock, fsync_dir};
+use crate::directory::DirLock;
 use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::segment::{SegmentReader, build_segment, segment_name};
+use crate::segment::deletes::{self, DeleteSet};
+use crate::segment::{DeletesMeta, SegmentReader, build_segment, segment_name};
 
 /// What one commit did and where its time went, phase by phase.
 #[derive(Debug, Clone, Default)]
 pub struct CommitStats {
     pub docs: usize,
-    /// The new segment's name; `None` if there was nothing to commit.
+    /// Documents deleted by this commit (upserts included).
+    pub deleted: usize,
+    /// The new segment's name; `None` if the commit added no documents.
     pub segment: Option<String>,
     pub generation: u64,
     /// Tokenization and inversion (parallel).
     pub analysis: Duration,
     /// Term merge and postings/dictionary/store encoding.
     pub encoding: Duration,
-    /// Writing segment files (page cache).
+    /// Writing segment and delete files (page cache).
     pub write: Duration,
-    /// fsync of the segment files and the directory.
+    /// fsync of the new files and the directory.
     pub fsync: Duration,
     /// Writing, fsyncing and renaming the manifest.
     pub manifest: Duration,
     /// Opening the new segment and swapping the snapshot pointer.
     pub publish: Duration,
-    /// The time the snapshot lock was held exclusively (the only time a reader can wait).
+    /// The time the snapshot pointer was held exclusively (the only time a reader can wait).
     pub exclusive: Duration,
     pub total: Duration,
 }
 
-/// Adds documents and commits them. Holds the index's lock file while alive.
+/// Adds, deletes and commits. Holds the index's lock file while alive.
 pub struct IndexWriter {
     shared: Arc<Shared>,
+    state: Arc<Mutex<WriterState>>,
     _lock: DirLock,
     pool: rayon::ThreadPool,
-    manifest: Manifest,
     buffer: Vec<Document>,
-    /// Every committed or buffered external id.
+    /// External ids of committed documents to delete at the next commit.
+    pending_deletes: BTreeSet<String>,
+    /// Every live committed id and every buffered id.
     known_ids: HashSet<String>,
-    failpoint: Option<Failpoint>,
-    /// Set when a commit failed after its manifest rename began: disk and memory may
-    /// disagree, so this writer refuses further work; reopen the index.
-    poisoned: bool,
+    policy: MergePolicy,
+    background_merges: bool,
+    merge_thread: Option<JoinHandle<()>>,
 }
 
 impl IndexWriter {
     pub(crate) fn new(shared: Arc<Shared>) -> Result<Self> {
         let lock = DirLock::acquire(&shared.dir)?;
-        // Another process may have committed since this handle opened: start from disk.
+        // Another process may have committed since this handle opened: start from disk,
+        // and remove whatever a crashed writer left behind.
         let manifest = Manifest::load(&shared.dir)?;
+        gc::remove_leftovers(&shared.dir, &manifest)?;
         let current = shared.current.read().clone();
         let snapshot = if manifest.generation == current.generation() {
             current
@@ -68,20 +84,24 @@ impl IndexWriter {
             fresh
         };
         let mut known_ids = HashSet::new();
-        for segment in snapshot.segments() {
-            for doc in 0..segment.doc_count() {
-                known_ids.insert(segment.stored(doc)?.id.to_string());
+        for live in snapshot.segments() {
+            for doc in 0..live.reader.doc_count() {
+                if !live.is_deleted(doc) {
+                    known_ids.insert(live.reader.stored(doc)?.id.to_string());
+                }
             }
         }
         Ok(IndexWriter {
             shared,
+            state: Arc::new(Mutex::new(WriterState::new(manifest))),
             _lock: lock,
             pool: build_pool(0)?,
-            manifest,
             buffer: Vec::new(),
+            pending_deletes: BTreeSet::new(),
             known_ids,
-            failpoint: None,
-            poisoned: false,
+            policy: MergePolicy::default(),
+            background_merges: true,
+            merge_thread: None,
         })
     }
 
@@ -91,8 +111,18 @@ impl IndexWriter {
         Ok(())
     }
 
+    /// Sets the policy that bounds the number of segments.
+    pub fn set_merge_policy(&mut self, policy: MergePolicy) {
+        self.policy = policy;
+    }
+
+    /// Whether commits start merges in the background (default: yes).
+    pub fn set_background_merges(&mut self, enabled: bool) {
+        self.background_merges = enabled;
+    }
+
     /// Buffers a document for the next commit. Rejects an empty id and an id already
-    /// committed or buffered; a rejected document leaves the buffer unchanged.
+    /// committed (and not deleted) or buffered; a rejected document changes nothing.
     pub fn add(&mut self, doc: Document) -> Result<()> {
         if doc.id.is_empty() {
             return Err(Error::EmptyId);
@@ -105,122 +135,251 @@ impl IndexWriter {
         Ok(())
     }
 
+    /// Deletes the document with external id `id` at the next commit (or drops it from
+    /// the buffer). Returns whether such a document existed.
+    pub fn delete(&mut self, id: &str) -> bool {
+        if !self.known_ids.remove(id) {
+            return false;
+        }
+        if let Some(pos) = self.buffer.iter().position(|d| d.id == id) {
+            self.buffer.remove(pos);
+        } else {
+            self.pending_deletes.insert(id.to_string());
+        }
+        true
+    }
+
+    /// Replaces the document with the same id, if any, in the same commit.
+    pub fn upsert(&mut self, doc: Document) -> Result<()> {
+        self.delete(&doc.id);
+        self.add(doc)
+    }
+
     /// Documents waiting for the next commit.
     pub fn buffered(&self) -> usize {
         self.buffer.len()
     }
 
-    /// Drops the buffered documents; the committed state is untouched.
+    /// Drops buffered additions and deletions; the committed state is untouched.
     pub fn rollback(&mut self) {
         for doc in self.buffer.drain(..) {
             self.known_ids.remove(&doc.id);
         }
+        self.known_ids
+            .extend(std::mem::take(&mut self.pending_deletes));
     }
 
-    /// Makes a crash-safety test fail the next commits right after `step`.
+    /// Makes a crash-safety test fail commits and merges right after `step`.
     #[doc(hidden)]
     pub fn fail_at(&mut self, step: Option<Failpoint>) {
-        self.failpoint = step;
+        self.state.lock().failpoint = step;
     }
 
-    fn check(&self, step: Failpoint) -> Result<()> {
-        if self.failpoint == Some(step) {
-            return Err(Error::Failpoint(step));
-        }
-        Ok(())
-    }
-
-    /// Builds the buffered documents into a segment, makes it durable, replaces the
-    /// manifest atomically and publishes the new snapshot. When this returns `Ok`, the
-    /// documents survive a crash and every new [`crate::Searcher`] sees them.
+    /// Builds the buffered documents into a segment, resolves the buffered deletions,
+    /// makes both durable, replaces the manifest atomically and publishes the new
+    /// snapshot. When this returns `Ok`, the changes survive a crash and every new
+    /// [`crate::Searcher`] sees them; on error the previous state stands (unless the error
+    /// came after the manifest rename: then the commit is durable and the writer must be
+    /// reopened).
     pub fn commit(&mut self) -> Result<CommitStats> {
-        if self.poisoned {
-            return Err(Error::InvalidArgument(
-                "an earlier commit failed after its manifest rename; reopen the index".into(),
-            ));
-        }
         let started = Instant::now();
+        self.state.lock().ensure_healthy()?;
         let mut stats = CommitStats {
             docs: self.buffer.len(),
-            generation: self.manifest.generation,
             ..CommitStats::default()
         };
-        if self.buffer.is_empty() {
+        if self.buffer.is_empty() && self.pending_deletes.is_empty() {
+            stats.generation = self.state.lock().manifest.generation;
             stats.total = started.elapsed();
             return Ok(stats);
         }
-        let dir = self.shared.dir.clone();
-        let name = segment_name(self.manifest.next_segment_id);
-        let built = build_segment(
-            &name,
-            &self.buffer,
-            &self.manifest.fields,
-            &self.shared.analyzer,
-            &self.pool,
-        );
-        stats.analysis = built.analysis;
-        stats.encoding = built.encoding;
+        // The expensive part, with no lock held.
+        let built = if self.buffer.is_empty() {
+            None
+        } else {
+            let (name, fields) = {
+                let mut st = self.state.lock();
+                (
+                    segment_name(st.allocate_segment_id()),
+                    st.manifest.fields.clone(),
+                )
+            };
+            let built = build_segment(
+                &name,
+                &self.buffer,
+                &fields,
+                &self.shared.analyzer,
+                &self.pool,
+            );
+            stats.analysis = built.analysis;
+            stats.encoding = built.encoding;
+            Some(built)
+        };
 
+        // Publication: serialised with merges, invisible to readers until the swap.
+        let dir = self.shared.dir.clone();
+        let mut st = self.state.lock();
         let t = Instant::now();
-        let mut files = Vec::with_capacity(built.files.len());
-        for (component, bytes) in &built.files {
-            let path = dir.join(component.file_name(&name));
-            std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-            files.push(path);
+        let mut paths = match &built {
+            Some(b) => publish::write_segment_files(&dir, &b.meta.name, &b.files)?,
+            None => Vec::new(),
+        };
+        let current = self.shared.current.read().clone();
+        let mut next = st.manifest.clone();
+        next.generation += 1;
+        let mut segments: Vec<LiveSegment> = current.segments().to_vec();
+        let mut replaced: Vec<Arc<DeleteSet>> = Vec::new();
+        let mut new_delete_files = Vec::new();
+        if !self.pending_deletes.is_empty() {
+            for (i, live) in current.segments().iter().enumerate() {
+                let mut hits = RoaringBitmap::new();
+                for doc in 0..live.reader.doc_count() {
+                    if !live.is_deleted(doc)
+                        && self.pending_deletes.contains(live.reader.stored(doc)?.id)
+                    {
+                        hits.insert(doc);
+                    }
+                }
+                if hits.is_empty() {
+                    continue;
+                }
+                stats.deleted += hits.len() as usize;
+                if let Some(old) = &live.deletes {
+                    hits |= old.bitmap();
+                    replaced.push(old.clone());
+                }
+                let meta = &mut next.segments[i];
+                let file = deletes::file_name(&meta.name, next.generation);
+                let path = dir.join(&file);
+                std::fs::write(&path, deletes::file_bytes(&hits))
+                    .map_err(|e| Error::io(&path, e))?;
+                paths.push(path);
+                meta.deletes = Some(DeletesMeta {
+                    file: file.clone(),
+                    count: hits.len() as u32,
+                });
+                new_delete_files.push((i, file, meta.doc_count));
+            }
         }
         stats.write = t.elapsed();
-        self.check(Failpoint::AfterSegmentWrite)?;
+        st.check(Failpoint::AfterSegmentWrite)?;
 
         let t = Instant::now();
-        for path in &files {
-            std::fs::File::open(path)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| Error::io(path, e))?;
-        }
-        fsync_dir(&dir)?;
+        publish::sync_files(&dir, &paths)?;
         stats.fsync = t.elapsed();
-        self.check(Failpoint::AfterSegmentFsync)?;
+        st.check(Failpoint::AfterSegmentFsync)?;
 
         let t = Instant::now();
-        let mut next = self.manifest.clone();
-        next.generation += 1;
-        next.next_segment_id += 1;
-        next.segments.push(built.meta.clone());
-        let failpoint = self.failpoint;
-        // From the rename on, a failure leaves disk and memory possibly disagreeing.
-        self.poisoned = true;
-        next.store(&dir, |_| match failpoint {
-            Some(Failpoint::AfterTempManifest) => {
-                Err(Error::Failpoint(Failpoint::AfterTempManifest))
-            }
-            _ => Ok(()),
-        })
-        .inspect_err(|e| {
-            if matches!(e, Error::Failpoint(_)) {
-                self.poisoned = false; // the rename did not happen: the old state stands
-            }
+        for (i, file, doc_count) in new_delete_files {
+            segments[i].deletes = Some(Arc::new(DeleteSet::open(&dir, &file, doc_count)?));
+        }
+        if let Some(b) = &built {
+            next.segments.push(b.meta.clone());
+            segments.push(LiveSegment {
+                reader: Arc::new(SegmentReader::open(&dir, &b.meta)?),
+                deletes: None,
+            });
+        }
+        drop(current);
+        let opened = t.elapsed();
+        let (manifest_time, exclusive) = publish::publish(&self.shared, &mut st, next, |m| {
+            Snapshot::from_parts(m, segments)
         })?;
-        stats.manifest = t.elapsed();
-        self.check(Failpoint::AfterManifestRename)?;
-
-        let t = Instant::now();
-        let segment = Arc::new(SegmentReader::open(&dir, &built.meta)?);
-        let previous = self.shared.current.read().clone();
-        let mut segments = previous.segments().to_vec();
-        segments.push(segment);
-        let snapshot = Arc::new(Snapshot::from_parts(next.clone(), segments));
-        let swap = Instant::now();
-        *self.shared.current.write() = snapshot;
-        stats.exclusive = swap.elapsed();
-        stats.publish = t.elapsed();
-        self.poisoned = false;
-
-        self.manifest = next;
+        stats.manifest = manifest_time;
+        stats.publish = opened + exclusive;
+        stats.exclusive = exclusive;
+        for old in replaced {
+            st.obsolete.push(Obsolete::deletes(
+                Arc::downgrade(&old),
+                old.path().to_path_buf(),
+            ));
+        }
+        stats.generation = st.manifest.generation;
         self.buffer.clear();
-        stats.segment = Some(name);
-        stats.generation = self.manifest.generation;
+        self.pending_deletes.clear();
+        stats.segment = built.map(|b| b.meta.name);
+        publish::collect_garbage(&self.shared, &mut st)?;
+        drop(st);
+        self.maybe_merge_in_background();
         stats.total = started.elapsed();
         Ok(stats)
+    }
+
+    /// Merges segments now, on this thread, until at most `max_segments` remain (one
+    /// merge of the smallest adjacent run that gets there). Waits for a background merge
+    /// first. Returns `None` if the index already had few enough segments.
+    pub fn merge(&mut self, max_segments: usize) -> Result<Option<MergeStats>> {
+        self.wait_for_merges()?;
+        run_merge(&self.shared, &self.state, |sizes| {
+            merge_policy::forced(sizes, max_segments)
+        })
+    }
+
+    /// Waits for a running background merge; returns its error, if it failed.
+    pub fn wait_for_merges(&mut self) -> Result<()> {
+        if let Some(handle) = self.merge_thread.take() {
+            let _ = handle.join();
+        }
+        match self.state.lock().merge_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Removes files of old snapshots that no reader holds any more. Commits and merges
+    /// do this themselves; call it after dropping long-lived searchers.
+    pub fn collect_garbage(&mut self) -> Result<()> {
+        let mut st = self.state.lock();
+        publish::collect_garbage(&self.shared, &mut st)
+    }
+
+    fn maybe_merge_in_background(&mut self) {
+        if !self.background_merges || self.merge_thread.as_ref().is_some_and(|h| !h.is_finished()) {
+            return;
+        }
+        if let Some(done) = self.merge_thread.take() {
+            let _ = done.join();
+        }
+        let sizes: Vec<u64> = self
+            .state
+            .lock()
+            .manifest
+            .segments
+            .iter()
+            .map(|s| s.live_docs() as u64)
+            .collect();
+        if self.policy.choose(&sizes).is_none() {
+            return;
+        }
+        let (shared, state, policy) = (self.shared.clone(), self.state.clone(), self.policy);
+        let spawned = std::thread::Builder::new()
+            .name("heddle-merge".into())
+            .spawn(move || {
+                loop {
+                    match run_merge(&shared, &state, |sizes| policy.choose(sizes)) {
+                        Ok(Some(_)) => continue,
+                        Ok(None) => break,
+                        Err(e) => {
+                            state.lock().merge_error = Some(e);
+                            break;
+                        }
+                    }
+                }
+            });
+        match spawned {
+            Ok(handle) => self.merge_thread = Some(handle),
+            Err(e) => self.state.lock().merge_error = Some(Error::io(&self.shared.dir, e)),
+        }
+    }
+}
+
+impl Drop for IndexWriter {
+    fn drop(&mut self) {
+        if let Some(handle) = self.merge_thread.take() {
+            let _ = handle.join();
+        }
+        let mut st = self.state.lock();
+        let _ = publish::collect_garbage(&self.shared, &mut st);
     }
 }
 

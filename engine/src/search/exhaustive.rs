@@ -16,7 +16,8 @@ pub(crate) fn top_k(
     k: usize,
 ) -> Result<TopK> {
     let mut top = TopK::new(k);
-    for (s, segment) in snapshot.segments().iter().enumerate() {
+    for (s, live) in snapshot.segments().iter().enumerate() {
+        let segment = &live.reader;
         let base = snapshot.doc_base(s);
         let lengths = segment.lengths(field);
         let mut lists = Vec::with_capacity(terms.len());
@@ -46,7 +47,9 @@ pub(crate) fn top_k(
                     cursor.advance();
                 }
             }
-            top.push(score, base + doc as u64);
+            if !live.is_deleted(doc) {
+                top.push(score, base + doc as u64);
+            }
         }
     }
     Ok(top)

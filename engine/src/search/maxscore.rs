@@ -50,7 +50,8 @@ pub(crate) fn top_k(
         return Ok(top);
     }
     let mut contributions = vec![0.0f64; terms.len()];
-    for (s, segment) in snapshot.segments().iter().enumerate() {
+    for (s, live) in snapshot.segments().iter().enumerate() {
+        let segment = &live.reader;
         let base = snapshot.doc_base(s);
         let lengths = segment.lengths(field);
         let mut lists = Vec::with_capacity(terms.len());
@@ -87,6 +88,14 @@ pub(crate) fn top_k(
                 .unwrap_or(TERMINATED);
             if doc == TERMINATED {
                 break;
+            }
+            if live.is_deleted(doc) {
+                for c in &mut cursors[essential_from..] {
+                    if c.cursor.doc() == doc {
+                        c.cursor.advance();
+                    }
+                }
+                continue;
             }
             let len = length_of(lengths, doc);
             let mut partial = 0.0;

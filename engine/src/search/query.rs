@@ -45,7 +45,7 @@ pub(crate) fn prepare(
         let df = snapshot
             .segments()
             .iter()
-            .filter_map(|s| s.term_info(field, &token))
+            .filter_map(|s| s.reader.term_info(field, &token))
             .map(|info| info.df as u64)
             .sum();
         terms.push(QueryTerm {

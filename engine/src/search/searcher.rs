@@ -54,9 +54,9 @@ impl Searcher {
         Searcher { snapshot, analyzer }
     }
 
-    /// Documents in the snapshot.
+    /// Live (not deleted) documents in the snapshot.
     pub fn num_docs(&self) -> u64 {
-        self.snapshot.doc_count()
+        self.snapshot.live_docs()
     }
 
     /// The manifest generation this searcher sees.
@@ -69,7 +69,7 @@ impl Searcher {
         self.snapshot
             .segments()
             .iter()
-            .filter_map(|s| s.term_info(field, term))
+            .filter_map(|s| s.reader.term_info(field, term))
             .map(|i| i.df as u64)
             .sum()
     }
@@ -125,7 +125,7 @@ impl Searcher {
             .find(|&s| self.snapshot.doc_base(s) <= doc)
             .ok_or_else(|| Error::InvalidArgument(format!("doc {doc} outside the snapshot")))?;
         let local = (doc - self.snapshot.doc_base(s)) as u32;
-        let stored = segments[s].stored(local)?;
+        let stored = segments[s].reader.stored(local)?;
         Ok(Hit {
             id: stored.id.to_string(),
             title: stored.title.to_string(),

@@ -262,6 +262,7 @@ pub(crate) fn build_segment(
             fields: fields.to_vec(),
             tokens,
             terms,
+            deletes: None,
         },
         files,
         analysis,

@@ -5,8 +5,10 @@
 
 mod builder;
 pub(crate) mod bytes;
+pub(crate) mod deletes;
 pub(crate) mod footer;
 pub(crate) mod lengths;
+pub(crate) mod merger;
 mod reader;
 
 use serde::{Deserialize, Serialize};
@@ -70,11 +72,38 @@ pub struct SegmentMeta {
     pub tokens: FieldCounts,
     /// Distinct terms of each indexed field (0 for a field not indexed).
     pub terms: FieldCounts,
+    /// The segment's delete file and how many documents it deletes; `None` if none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletes: Option<DeletesMeta>,
+}
+
+/// A segment's current delete file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletesMeta {
+    pub file: String,
+    pub count: u32,
 }
 
 impl SegmentMeta {
     pub fn has_field(&self, field: Field) -> bool {
         self.fields.contains(&field)
+    }
+
+    /// Documents not deleted.
+    pub fn live_docs(&self) -> u32 {
+        self.doc_count - self.deletes.as_ref().map_or(0, |d| d.count)
+    }
+
+    /// Every file this segment uses now: its components and its delete file.
+    pub fn files(&self) -> Vec<String> {
+        let mut files: Vec<String> = SegmentComponent::all(&self.fields)
+            .into_iter()
+            .map(|c| c.file_name(&self.name))
+            .collect();
+        if let Some(d) = &self.deletes {
+            files.push(d.file.clone());
+        }
+        files
     }
 }
 

@@ -107,6 +107,15 @@ impl SegmentReader {
         f.terms.get(f.terms_file.body(), term.as_bytes())
     }
 
+    /// The `i`th term of `field` in byte order, with its dictionary entry.
+    pub(crate) fn term_at(&self, field: Field, i: usize) -> Option<(&[u8], TermInfo)> {
+        let f = self.fields[field.index()].as_ref()?;
+        (i < f.terms.len()).then(|| {
+            let body = f.terms_file.body();
+            (f.terms.term(body, i), f.terms.info(body, i))
+        })
+    }
+
     /// The postings of a term found by [`SegmentReader::term_info`] in `field`, validated.
     pub(crate) fn postings(&self, field: Field, info: &TermInfo) -> Result<PostingsList<'_>> {
         let f = self.fields[field.index()].as_ref().ok_or_else(|| {

@@ -50,7 +50,6 @@ impl TermDict {
         })
     }
 
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }

@@ -1,0 +1,197 @@
+//! Running one merge: choose a run of adjacent segments from a snapshot, build the merged
+//! segment with no lock held, then publish it, carrying over deletions that arrived while
+//! it was being built.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use roaring::RoaringBitmap;
+
+use super::gc::Obsolete;
+use super::publish::{self, WriterState};
+use super::snapshot::LiveSegment;
+use super::{Failpoint, Shared, Snapshot};
+use crate::error::{Error, Result};
+use crate::segment::deletes::{self, DeleteSet};
+use crate::segment::merger::{MergeSource, PURGED, merge_segments};
+use crate::segment::{DeletesMeta, SegmentComponent, SegmentReader, segment_name};
+
+/// What a merge did.
+#[derive(Debug, Clone)]
+pub struct MergeStats {
+    /// The merged segments' names, in order.
+    pub sources: Vec<String>,
+    pub segment: String,
+    /// Documents in the merged segment.
+    pub docs: u32,
+    /// Deleted documents dropped for good.
+    pub purged: u64,
+    pub generation: u64,
+    pub build: Duration,
+    pub total: Duration,
+}
+
+/// Merges the run `choose` picks from the published segments' live sizes, if any.
+/// Returns `Ok(None)` when there is nothing to merge or another merge is running.
+pub(crate) fn run_merge(
+    shared: &Shared,
+    state: &Mutex<WriterState>,
+    choose: impl FnOnce(&[u64]) -> Option<Range<usize>>,
+) -> Result<Option<MergeStats>> {
+    let started = Instant::now();
+    let (snapshot, range, name, fields) = {
+        let mut st = state.lock();
+        st.ensure_healthy()?;
+        if st.merging {
+            return Ok(None);
+        }
+        let snapshot = shared.current.read().clone();
+        let sizes: Vec<u64> = snapshot
+            .manifest()
+            .segments
+            .iter()
+            .map(|s| s.live_docs() as u64)
+            .collect();
+        let Some(range) = choose(&sizes) else {
+            return Ok(None);
+        };
+        let name = segment_name(st.allocate_segment_id());
+        st.merging = true;
+        (snapshot, range, name, st.manifest.fields.clone())
+    };
+    let result = merge_and_publish(shared, state, snapshot, range, &name, &fields, started);
+    state.lock().merging = false;
+    result.map(Some)
+}
+
+fn merge_and_publish(
+    shared: &Shared,
+    state: &Mutex<WriterState>,
+    snapshot: Arc<Snapshot>,
+    range: Range<usize>,
+    name: &str,
+    fields: &[crate::Field],
+    started: Instant,
+) -> Result<MergeStats> {
+    let run: Vec<LiveSegment> = snapshot.segments()[range.clone()].to_vec();
+    let sources: Vec<MergeSource<'_>> = run
+        .iter()
+        .map(|s| MergeSource {
+            reader: &s.reader,
+            deletes: s.deletes.as_deref(),
+        })
+        .collect();
+    let build_started = Instant::now();
+    let merged = merge_segments(name, &sources, fields)?;
+    let build = build_started.elapsed();
+    drop(sources);
+    drop(snapshot);
+    let source_names: Vec<String> = run.iter().map(|s| s.reader.meta().name.clone()).collect();
+    let purged: u64 = run
+        .iter()
+        .map(|s| s.deletes.as_ref().map_or(0, |d| d.bitmap().len()))
+        .sum();
+
+    let dir = shared.dir.as_path();
+    let mut st = state.lock();
+    st.ensure_healthy()?;
+    let mut paths = publish::write_segment_files(dir, name, &merged.built.files)?;
+    st.check(Failpoint::AfterSegmentWrite)?;
+
+    let current = shared.current.read().clone();
+    let start = current
+        .segments()
+        .iter()
+        .position(|s| s.reader.meta().name == source_names[0])
+        .filter(|&start| {
+            current.segments().len() >= start + run.len()
+                && current.segments()[start..start + run.len()]
+                    .iter()
+                    .zip(&source_names)
+                    .all(|(s, n)| &s.reader.meta().name == n)
+        })
+        .ok_or_else(|| {
+            Error::InvalidArgument("the merged segments changed during the merge".into())
+        })?;
+    // Deletions committed while the merge ran: map them onto the merged segment.
+    let mut late = RoaringBitmap::new();
+    for (k, now) in current.segments()[start..start + run.len()]
+        .iter()
+        .enumerate()
+    {
+        let Some(now) = &now.deletes else { continue };
+        let before = run[k]
+            .deletes
+            .as_ref()
+            .map(|d| d.bitmap().clone())
+            .unwrap_or_default();
+        for doc in now.bitmap() - &before {
+            let new = merged.doc_maps[k]
+                .get(doc as usize)
+                .copied()
+                .unwrap_or(PURGED);
+            if new != PURGED {
+                late.insert(new);
+            }
+        }
+    }
+    let mut next = st.manifest.clone();
+    next.generation += 1;
+    let mut meta = merged.built.meta.clone();
+    if !late.is_empty() {
+        let file = deletes::file_name(name, next.generation);
+        let path = dir.join(&file);
+        std::fs::write(&path, deletes::file_bytes(&late)).map_err(|e| Error::io(&path, e))?;
+        paths.push(path);
+        meta.deletes = Some(DeletesMeta {
+            file,
+            count: late.len() as u32,
+        });
+    }
+    publish::sync_files(dir, &paths)?;
+    st.check(Failpoint::AfterSegmentFsync)?;
+    let reader = Arc::new(SegmentReader::open(dir, &meta)?);
+    let merged_deletes = match &meta.deletes {
+        Some(d) => Some(Arc::new(DeleteSet::open(dir, &d.file, meta.doc_count)?)),
+        None => None,
+    };
+    let docs = meta.doc_count;
+    next.segments.splice(start..start + run.len(), [meta]);
+    let mut segments = current.segments().to_vec();
+    let replaced: Vec<LiveSegment> = segments
+        .splice(
+            start..start + run.len(),
+            [LiveSegment {
+                reader,
+                deletes: merged_deletes,
+            }],
+        )
+        .collect();
+    drop(current);
+    drop(run);
+    let (_, _) = publish::publish(shared, &mut st, next, |m| Snapshot::from_parts(m, segments))?;
+    for old in replaced {
+        let files = SegmentComponent::all(&old.reader.meta().fields)
+            .into_iter()
+            .map(|c| dir.join(c.file_name(&old.reader.meta().name)))
+            .collect();
+        st.obsolete
+            .push(Obsolete::segment(Arc::downgrade(&old.reader), files));
+        if let Some(d) = &old.deletes {
+            st.obsolete
+                .push(Obsolete::deletes(Arc::downgrade(d), d.path().to_path_buf()));
+        }
+    }
+    publish::collect_garbage(shared, &mut st)?;
+    Ok(MergeStats {
+        sources: source_names,
+        segment: name.to_string(),
+        docs,
+        purged,
+        generation: st.manifest.generation,
+        build,
+        total: started.elapsed(),
+    })
+}

@@ -1,0 +1,135 @@
+//! The one protocol by which anything becomes part of the index, shared by commits and
+//! merges: write and fsync new files, replace the manifest atomically, swap the snapshot
+//! pointer, then let go of what is no longer named. The [`WriterState`] mutex serialises
+//! publications (a commit and a background merge); readers never take it.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::gc::{self, Obsolete};
+use super::{Failpoint, Manifest, Shared, Snapshot};
+use crate::directory::fsync_dir;
+use crate::error::{Error, Result};
+use crate::segment::SegmentComponent;
+
+/// What the writer and its merges share, behind one mutex.
+pub(crate) struct WriterState {
+    /// The last published manifest; `shared.current` always matches it.
+    pub manifest: Manifest,
+    /// Segment numbers handed out (to commits and merges), never reused.
+    pub next_segment_id: u64,
+    pub failpoint: Option<Failpoint>,
+    /// Set when a publication failed after its manifest rename began: disk and memory
+    /// may disagree, so the writer refuses further work until reopened.
+    pub poisoned: bool,
+    /// Files waiting for the last reader of their snapshot to let go.
+    pub obsolete: Vec<Obsolete>,
+    /// A merge is running (one at a time).
+    pub merging: bool,
+    /// The error of the last background merge, reported by `wait_for_merges`.
+    pub merge_error: Option<Error>,
+}
+
+impl WriterState {
+    pub(crate) fn new(manifest: Manifest) -> Self {
+        WriterState {
+            next_segment_id: manifest.next_segment_id,
+            manifest,
+            failpoint: None,
+            poisoned: false,
+            obsolete: Vec::new(),
+            merging: false,
+            merge_error: None,
+        }
+    }
+
+    pub(crate) fn check(&self, step: Failpoint) -> Result<()> {
+        if self.failpoint == Some(step) {
+            return Err(Error::Failpoint(step));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn allocate_segment_id(&mut self) -> u64 {
+        let id = self.next_segment_id;
+        self.next_segment_id += 1;
+        id
+    }
+
+    pub(crate) fn ensure_healthy(&self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::InvalidArgument(
+                "an earlier commit or merge failed after its manifest rename; reopen the index"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Writes a segment's files (not yet fsynced: see [`sync_files`]).
+pub(crate) fn write_segment_files(
+    dir: &Path,
+    name: &str,
+    files: &[(SegmentComponent, Vec<u8>)],
+) -> Result<Vec<std::path::PathBuf>> {
+    let mut paths = Vec::with_capacity(files.len());
+    for (component, bytes) in files {
+        let path = dir.join(component.file_name(name));
+        std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// fsyncs `paths` and the directory holding them.
+pub(crate) fn sync_files(dir: &Path, paths: &[std::path::PathBuf]) -> Result<()> {
+    for path in paths {
+        std::fs::File::open(path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(path, e))?;
+    }
+    fsync_dir(dir)
+}
+
+/// Replaces the manifest with `next` and publishes `snapshot` (built from `next`) to
+/// readers. Call with the state lock held. Returns the time the snapshot pointer was
+/// held exclusively.
+pub(crate) fn publish(
+    shared: &Shared,
+    state: &mut WriterState,
+    mut next: Manifest,
+    snapshot: impl FnOnce(Manifest) -> Snapshot,
+) -> Result<(Duration, Duration)> {
+    let started = Instant::now();
+    next.next_segment_id = next.next_segment_id.max(state.next_segment_id);
+    let failpoint = state.failpoint;
+    // From the rename on, disk and memory may disagree until the swap below.
+    state.poisoned = true;
+    let stored = next.store(&shared.dir, |_| match failpoint {
+        Some(Failpoint::AfterTempManifest) => Err(Error::Failpoint(Failpoint::AfterTempManifest)),
+        _ => Ok(()),
+    });
+    if let Err(e) = stored {
+        if matches!(e, Error::Failpoint(Failpoint::AfterTempManifest)) {
+            state.poisoned = false; // the rename did not happen: the old state stands
+        }
+        return Err(e);
+    }
+    let manifest_time = started.elapsed();
+    state.check(Failpoint::AfterManifestRename)?;
+    let snapshot = Arc::new(snapshot(next.clone()));
+    let swap = Instant::now();
+    *shared.current.write() = snapshot;
+    let exclusive = swap.elapsed();
+    state.manifest = next;
+    state.poisoned = false;
+    Ok((manifest_time, exclusive))
+}
+
+/// Removes what no snapshot uses any more.
+pub(crate) fn collect_garbage(shared: &Shared, state: &mut WriterState) -> Result<()> {
+    let failpoint = state.failpoint;
+    gc::collect(&shared.dir, &mut state.obsolete, failpoint)
+}

@@ -1,0 +1,180 @@
+//! Merges segments into one: live documents only, in source order, postings re-encoded
+//! with remapped doc ids. Needs no document text: everything comes from the segments.
+
+use std::time::Instant;
+
+use super::builder::BuiltSegment;
+use super::deletes::DeleteSet;
+use super::{SegmentComponent, SegmentMeta, SegmentReader, footer, lengths};
+use crate::error::Result;
+use crate::field::{Field, FieldCounts};
+use crate::postings::{PostingsWriter, TERMINATED};
+use crate::segment::lengths::length_of;
+use crate::store::StoreWriter;
+use crate::termdict::{TermDictWriter, TermInfo};
+
+/// A source segment with the deletes to purge.
+pub(crate) struct MergeSource<'a> {
+    pub reader: &'a SegmentReader,
+    pub deletes: Option<&'a DeleteSet>,
+}
+
+/// Marks a deleted document in a doc map.
+pub(crate) const PURGED: u32 = u32::MAX;
+
+/// The merged segment and, per source, old local doc id → new doc id (or [`PURGED`]).
+pub(crate) struct Merged {
+    pub built: BuiltSegment,
+    pub doc_maps: Vec<Vec<u32>>,
+}
+
+pub(crate) fn merge_segments(
+    name: &str,
+    sources: &[MergeSource<'_>],
+    fields: &[Field],
+) -> Result<Merged> {
+    let started = Instant::now();
+    let mut doc_maps = Vec::with_capacity(sources.len());
+    let mut title_lens = Vec::new();
+    let mut text_lens = Vec::new();
+    let mut store = StoreWriter::default();
+    let mut next = 0u32;
+    for src in sources {
+        let (title, text) = (
+            src.reader.lengths(Field::Title),
+            src.reader.lengths(Field::Text),
+        );
+        let mut map = Vec::with_capacity(src.reader.doc_count() as usize);
+        for doc in 0..src.reader.doc_count() {
+            if src.deletes.is_some_and(|d| d.contains(doc)) {
+                map.push(PURGED);
+                continue;
+            }
+            map.push(next);
+            next += 1;
+            title_lens.push(length_of(title, doc));
+            text_lens.push(length_of(text, doc));
+            let stored = src.reader.stored(doc)?;
+            store.push(stored.id, stored.title);
+        }
+        doc_maps.push(map);
+    }
+    let flat_lens: Vec<u32> = title_lens
+        .iter()
+        .zip(&text_lens)
+        .map(|(a, b)| a + b)
+        .collect();
+    let lens_of = |f: Field| -> &[u32] {
+        match f {
+            Field::Flat => &flat_lens,
+            Field::Title => &title_lens,
+            Field::Text => &text_lens,
+        }
+    };
+    let seal = |mut body: Vec<u8>| {
+        footer::append_footer(&mut body);
+        body
+    };
+    let mut files = Vec::with_capacity(2 * fields.len() + 2);
+    let mut terms = FieldCounts::default();
+    let mut tokens = FieldCounts::default();
+    for f in Field::ALL {
+        tokens.set(f, lens_of(f).iter().map(|&l| l as u64).sum());
+    }
+    for &field in fields {
+        let (dict, postings, count) = merge_field(sources, &doc_maps, field, lens_of(field))?;
+        terms.set(field, count);
+        files.push((SegmentComponent::Terms(field), seal(dict)));
+        files.push((SegmentComponent::Postings(field), seal(postings)));
+    }
+    files.push((
+        SegmentComponent::Lengths,
+        seal(lengths::write_body(&title_lens, &text_lens)),
+    ));
+    files.push((SegmentComponent::Store, seal(store.into_body())));
+    Ok(Merged {
+        built: BuiltSegment {
+            meta: SegmentMeta {
+                name: name.to_string(),
+                doc_count: next,
+                fields: fields.to_vec(),
+                tokens,
+                terms,
+                deletes: None,
+            },
+            files,
+            analysis: Default::default(),
+            encoding: started.elapsed(),
+        },
+        doc_maps,
+    })
+}
+
+/// k-way merge of the sources' term dictionaries for one field.
+fn merge_field(
+    sources: &[MergeSource<'_>],
+    doc_maps: &[Vec<u32>],
+    field: Field,
+    lens: &[u32],
+) -> Result<(Vec<u8>, Vec<u8>, u64)> {
+    let mut positions = vec![0usize; sources.len()];
+    let mut dict = TermDictWriter::default();
+    let mut body = Vec::new();
+    let mut encoder = PostingsWriter::new();
+    let (mut docs, mut tfs) = (Vec::new(), Vec::new());
+    loop {
+        let mut smallest: Option<&[u8]> = None;
+        for (s, src) in sources.iter().enumerate() {
+            if let Some((term, _)) = src.reader.term_at(field, positions[s])
+                && smallest.is_none_or(|m| term < m)
+            {
+                smallest = Some(term);
+            }
+        }
+        let Some(term) = smallest.map(<[u8]>::to_vec) else {
+            break;
+        };
+        docs.clear();
+        tfs.clear();
+        for (s, src) in sources.iter().enumerate() {
+            let Some((t, info)) = src.reader.term_at(field, positions[s]) else {
+                continue;
+            };
+            if t != term.as_slice() {
+                continue;
+            }
+            positions[s] += 1;
+            let list = src.reader.postings(field, &info)?;
+            let mut cursor = list.cursor();
+            while cursor.doc() != TERMINATED {
+                let new = doc_maps[s]
+                    .get(cursor.doc() as usize)
+                    .copied()
+                    .unwrap_or(PURGED);
+                // A crafted list could repeat or reorder docs; keep the output ascending.
+                if new != PURGED && docs.last().is_none_or(|&last| new > last) {
+                    docs.push(new);
+                    tfs.push(cursor.tf().max(1));
+                }
+                cursor.advance();
+            }
+        }
+        if docs.is_empty() {
+            continue; // every posting was of a deleted document
+        }
+        let offset = body.len() as u64;
+        let summary = encoder.encode(&docs, &tfs, |d| lens[d as usize], &mut body);
+        dict.push(
+            &term,
+            TermInfo {
+                postings_offset: offset,
+                postings_len: summary.byte_len,
+                df: summary.df,
+                max_tf: summary.max_tf,
+                min_len: summary.min_len,
+            },
+        );
+    }
+    let count = dict.len() as u64;
+    Ok((dict.into_body(), body, count))
+}
