@@ -4,3 +4,4 @@
 pub mod bench;
 pub mod cli;
 pub mod progress;
+pub mod quality;

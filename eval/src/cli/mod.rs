@@ -1,7 +1,9 @@
 //! The `heddle-eval` command line. Each subcommand lives in its own file.
 
 mod add;
+mod compare_runs;
 mod index;
+mod quality;
 mod search;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +27,10 @@ pub enum Command {
     Add(add::AddArgs),
     /// Search an index with BM25.
     Search(search::SearchArgs),
+    /// nDCG@10 and recall@100 on judged queries (trec_eval -c semantics); writes the run.
+    Quality(quality::QualityArgs),
+    /// Compare two TREC runs query by query: differences with paired bootstrap intervals.
+    CompareRuns(compare_runs::CompareRunsArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -32,5 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index(args) => index::run(&args),
         Command::Add(args) => add::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Quality(args) => quality::run(&args),
+        Command::CompareRuns(args) => compare_runs::run(&args),
     }
 }

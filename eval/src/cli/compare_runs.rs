@@ -1,0 +1,95 @@
+//! `heddle-eval compare-runs A.run B.run --qrels FILE`: is B better than A, query by
+//! query, with a paired bootstrap interval on the difference of each metric.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use crate::quality::{self, DEFAULT_RESAMPLES, DEFAULT_SEED, METRICS, Run};
+
+#[derive(Debug, Args)]
+pub struct CompareRunsArgs {
+    /// The baseline run (TREC format).
+    pub a: PathBuf,
+    /// The run compared with it.
+    pub b: PathBuf,
+    /// BEIR qrels .tsv (or a BEIR directory): every query in it is compared.
+    #[arg(long)]
+    pub qrels: PathBuf,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = DEFAULT_RESAMPLES)]
+    pub resamples: usize,
+    /// The bootstrap's seed (fixed, so that the interval is reproducible).
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
+    if args.resamples == 0 {
+        anyhow::bail!("--resamples must be at least 1");
+    }
+    let qrels = quality::read_qrels(&args.qrels)?;
+    let a = quality::evaluate(&Run::read_trec_file(&args.a)?, &qrels, &METRICS);
+    let b = quality::evaluate(&Run::read_trec_file(&args.b)?, &qrels, &METRICS);
+    let comparisons = quality::compare(&a, &b, args.resamples, args.seed)?;
+    if args.json {
+        let metrics: Vec<_> = comparisons
+            .iter()
+            .map(|c| {
+                json!({
+                    "metric": c.metric.trec_name(),
+                    "a": c.mean_a,
+                    "b": c.mean_b,
+                    "diff": c.diff.mean,
+                    "ci95": [c.diff.low, c.diff.high],
+                    "excludes_zero": c.diff.excludes_zero(),
+                    "won": c.won,
+                    "lost": c.lost,
+                    "tied": c.tied,
+                })
+            })
+            .collect();
+        let out = json!({
+            "a": args.a.display().to_string(),
+            "b": args.b.display().to_string(),
+            "queries": a.queries(),
+            "resamples": args.resamples,
+            "seed": args.seed,
+            "metrics": metrics,
+        });
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(());
+    }
+    println!("A: {}", args.a.display());
+    println!("B: {}", args.b.display());
+    println!(
+        "{} queries (every query in {}); 95% interval of B − A by paired bootstrap, {} resamples, seed {}",
+        a.queries(),
+        args.qrels.display(),
+        args.resamples,
+        args.seed
+    );
+    println!(
+        "{:<8} {:>7} {:>7} {:>8}  {:<20} {:>14}",
+        "metric", "A", "B", "B − A", "95% interval", "won/lost/tied"
+    );
+    for c in &comparisons {
+        println!(
+            "{:<8} {:>7.4} {:>7.4} {:>+8.4}  [{:+.4}, {:+.4}]{} {:>14}",
+            c.metric.label(),
+            c.mean_a,
+            c.mean_b,
+            c.diff.mean,
+            c.diff.low,
+            c.diff.high,
+            if c.diff.excludes_zero() { " *" } else { "  " },
+            format!("{}/{}/{}", c.won, c.lost, c.tied)
+        );
+    }
+    println!("* the interval excludes zero");
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! Ranking quality: nDCG@10 and recall@100 as trec_eval computes them, TREC run files,
+//! the paired bootstrap that says whether one run beats another, and the ranked streams
+//! (BM25 over a field, at some k1 and b, or their fusion) that `quality` evaluates.
+//!
+//! Every figure is computed from a [`Run`] in the order trec_eval reads its file, so
+//! `heddle-eval quality --run-out r.run` and `trec_eval -c -m ndcg_cut.10 qrels r.run`
+//! agree to the last digit.
+
+mod bootstrap;
+mod metrics;
+mod run;
+mod streams;
+
+pub use bootstrap::{
+    Comparison, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, TIE_EPSILON, compare, paired_bootstrap,
+};
+pub use metrics::{Evaluation, METRICS, Metric, Qrels, evaluate, ndcg_at, recall_at};
+pub use run::{Run, RunEntry, trec_order};
+pub use streams::{Retrieval, StreamSpec, parse_streams, parse_weights};
+
+/// Reads a BEIR qrels file (or directory) grouped by query.
+pub fn read_qrels(path: &std::path::Path) -> anyhow::Result<Qrels> {
+    let judgments = heddle_corpus::beir::read_qrels(path)?;
+    Ok(heddle_corpus::beir::qrels_by_query(&judgments))
+}

@@ -1,0 +1,229 @@
+//! The ranked streams `quality` evaluates: BM25 over one field at some k1 and b, alone
+//! or fused by reciprocal rank fusion.
+//!
+//! A stream is written `FIELD[:K1:B]`: `flat`, `title`, `text`, or `flat:1.2:0.75` for
+//! BM25 at other parameters than the command's `--k1`/`--b`.
+
+use std::collections::HashMap;
+
+use anyhow::{Context, bail};
+use heddle::fusion::{Rrf, Stream};
+use heddle::{Bm25Params, Field, Hit, SearchOptions, Searcher};
+
+use super::run::RunEntry;
+
+/// One ranked stream: BM25 over `field`, at `bm25` or the command's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamSpec {
+    pub field: Field,
+    pub bm25: Option<Bm25Params>,
+}
+
+impl StreamSpec {
+    /// Parses `FIELD[:K1:B]`.
+    pub fn parse(spec: &str) -> anyhow::Result<StreamSpec> {
+        let parts: Vec<&str> = spec.trim().split(':').collect();
+        let field = Field::parse(parts[0])?;
+        let bm25 = match parts[1..] {
+            [] => None,
+            [k1, b] => Some(Bm25Params {
+                k1: k1
+                    .parse()
+                    .with_context(|| format!("stream {spec:?}: k1 {k1:?} is not a number"))?,
+                b: b.parse()
+                    .with_context(|| format!("stream {spec:?}: b {b:?} is not a number"))?,
+            }),
+            _ => bail!("stream {spec:?}: expected FIELD or FIELD:K1:B (e.g. flat:1.2:0.75)"),
+        };
+        Ok(StreamSpec { field, bm25 })
+    }
+
+    /// `flat`, or `flat:1.2:0.75` when the stream has parameters of its own.
+    pub fn label(&self) -> String {
+        match self.bm25 {
+            None => self.field.name().to_string(),
+            Some(p) => format!("{}:{}:{}", self.field.name(), p.k1, p.b),
+        }
+    }
+}
+
+/// Parses a comma-separated list of streams.
+pub fn parse_streams(list: &str) -> anyhow::Result<Vec<StreamSpec>> {
+    let specs = list
+        .split(',')
+        .map(StreamSpec::parse)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if specs.is_empty() {
+        bail!("no streams given");
+    }
+    Ok(specs)
+}
+
+/// Parses a comma-separated list of `n` weights (finite, ≥ 0).
+pub fn parse_weights(list: &str, n: usize) -> anyhow::Result<Vec<f64>> {
+    let weights = list
+        .split(',')
+        .map(|w| {
+            w.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|w| w.is_finite() && *w >= 0.0)
+                .with_context(|| format!("weight {w:?} is not a finite number ≥ 0"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if weights.len() != n {
+        bail!("{} weights for {n} streams", weights.len());
+    }
+    Ok(weights)
+}
+
+/// How one query's ranked list is produced.
+#[derive(Debug, Clone)]
+pub struct Retrieval {
+    pub streams: Vec<StreamSpec>,
+    /// One per stream (all 1: plain RRF).
+    pub weights: Vec<f64>,
+    /// Fuse the streams with RRF (also when there is only one).
+    pub fuse: bool,
+    /// RRF's k, and how deep each stream is read (`None`: `hits`).
+    pub rrf: Rrf,
+    /// BM25 parameters for streams without their own.
+    pub bm25: Bm25Params,
+    /// Results kept per query.
+    pub hits: usize,
+    /// Drop a hit whose id equals the query id (pyserini's `--remove-query`).
+    pub remove_query: bool,
+}
+
+impl Retrieval {
+    /// A single BM25 stream.
+    pub fn single(field: Field, bm25: Bm25Params, hits: usize, remove_query: bool) -> Self {
+        Retrieval {
+            streams: vec![StreamSpec { field, bm25: None }],
+            weights: vec![1.0],
+            fuse: false,
+            rrf: Rrf::default(),
+            bm25,
+            hits,
+            remove_query,
+        }
+    }
+
+    /// Depth to which each fused stream is read.
+    pub fn depth(&self) -> usize {
+        self.rrf.depth.unwrap_or(self.hits)
+    }
+
+    /// One line saying what produces the ranking.
+    pub fn describe(&self) -> String {
+        let bm25 = format!("BM25 k1={} b={}", self.bm25.k1, self.bm25.b);
+        let mut s = if self.fuse {
+            let streams: Vec<String> = self.streams.iter().map(StreamSpec::label).collect();
+            let weights: Vec<String> = self.weights.iter().map(|w| w.to_string()).collect();
+            format!(
+                "RRF (k={}, depth {}) of {} with weights {}; {bm25} unless a stream says otherwise",
+                self.rrf.k,
+                self.depth(),
+                streams.join(","),
+                weights.join(",")
+            )
+        } else {
+            format!("{} {bm25}", self.streams[0].label())
+        };
+        s.push_str(&format!(", {} hits a query", self.hits));
+        if self.remove_query {
+            s.push_str(", query id removed from results");
+        }
+        s
+    }
+
+    /// The ranked list for one query (best first, at most `hits`).
+    pub fn run_query(
+        &self,
+        searcher: &Searcher,
+        query_id: &str,
+        text: &str,
+    ) -> anyhow::Result<Vec<RunEntry>> {
+        if !self.fuse {
+            let hits = self.search(searcher, &self.streams[0], query_id, text, self.hits)?;
+            return Ok(hits
+                .into_iter()
+                .map(|h| RunEntry::new(h.id, h.score))
+                .collect());
+        }
+        let depth = self.depth();
+        let mut ids: HashMap<u64, String> = HashMap::new();
+        let mut ranked: Vec<Vec<u64>> = Vec::with_capacity(self.streams.len());
+        for spec in &self.streams {
+            let hits = self.search(searcher, spec, query_id, text, depth)?;
+            ranked.push(hits.iter().map(|h| h.doc).collect());
+            for h in hits {
+                ids.entry(h.doc).or_insert(h.id);
+            }
+        }
+        let streams: Vec<Stream<u64>> = ranked
+            .iter()
+            .zip(&self.weights)
+            .map(|(r, &w)| Stream::weighted(r, w))
+            .collect();
+        let rrf = Rrf {
+            k: self.rrf.k,
+            depth: Some(depth),
+        };
+        let fused = rrf.fuse(&streams)?;
+        Ok(fused
+            .into_iter()
+            .take(self.hits)
+            .map(|f| RunEntry::new(ids[&f.key].clone(), f.score))
+            .collect())
+    }
+
+    fn search(
+        &self,
+        searcher: &Searcher,
+        spec: &StreamSpec,
+        query_id: &str,
+        text: &str,
+        k: usize,
+    ) -> anyhow::Result<Vec<Hit>> {
+        let opts = SearchOptions {
+            k: k + usize::from(self.remove_query),
+            bm25: spec.bm25.unwrap_or(self.bm25),
+            field: spec.field,
+        };
+        let mut hits = searcher
+            .search(text, &opts)
+            .with_context(|| format!("query {query_id}, stream {}", spec.label()))?;
+        if self.remove_query {
+            hits.retain(|h| h.id != query_id);
+        }
+        hits.truncate(k);
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_specs_parse_and_label() {
+        let s = parse_streams("flat,title, text,flat:1.2:0.75").unwrap();
+        assert_eq!(s.len(), 4);
+        assert_eq!(s[1].field, Field::Title);
+        assert_eq!(s[2].field, Field::Text);
+        assert_eq!(s[3].bm25, Some(Bm25Params { k1: 1.2, b: 0.75 }));
+        assert_eq!(s[3].label(), "flat:1.2:0.75");
+        assert!(parse_streams("body").is_err());
+        assert!(parse_streams("flat:1.2").is_err());
+        assert!(parse_streams("flat:x:0.4").is_err());
+    }
+
+    #[test]
+    fn weights_must_match_the_streams() {
+        assert_eq!(parse_weights("1, 0.5", 2).unwrap(), [1.0, 0.5]);
+        assert!(parse_weights("1", 2).is_err());
+        assert!(parse_weights("1,-1", 2).is_err());
+        assert!(parse_weights("1,nan", 2).is_err());
+    }
+}
