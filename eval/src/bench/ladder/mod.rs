@@ -28,6 +28,7 @@ pub fn run_ladder(
     queries: &QueryCycle,
 ) -> Vec<Vec<RungReport>> {
     let mut out = vec![Vec::new(); engines.len()];
+    let mut sequence = 0;
     for repetition in 0..settings.repeat {
         for (rung, &rate) in rates.iter().enumerate() {
             // The same arrivals for every engine at this rung; new ones each repetition.
@@ -49,7 +50,10 @@ pub fn run_ladder(
                     requests: requests_for(rate, settings.samples, settings.min_duration_secs),
                     seed,
                 };
-                out[e].push(run_rung(backend, &spec, settings, queries));
+                let mut report = run_rung(backend, &spec, settings, queries);
+                report.sequence = sequence;
+                sequence += 1;
+                out[e].push(report);
             }
         }
     }

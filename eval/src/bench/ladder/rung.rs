@@ -130,6 +130,7 @@ pub(crate) fn rung_report(
         engine: spec.engine.to_string(),
         repetition: spec.repetition,
         rung: spec.rung,
+        sequence: 0,
         offered_rate: spec.rate,
         achieved_rate: outcome.achieved_rate(),
         requests: outcome.requests,

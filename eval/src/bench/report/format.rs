@@ -38,11 +38,13 @@ pub fn kib_change(k: i64) -> String {
 }
 
 /// A spread as its median, with `[min–max]` when repetitions disagreed.
+/// (Also when they disagreed only beyond the precision shown.)
 pub fn spread<T: Copy + PartialEq>(s: &Spread<T>, show: impl Fn(T) -> String) -> String {
-    if s.is_point() {
-        show(s.median)
+    let (median, min, max) = (show(s.median), show(s.min), show(s.max));
+    if min == max {
+        median
     } else {
-        format!("{} [{}–{}]", show(s.median), show(s.min), show(s.max))
+        format!("{median} [{min}–{max}]")
     }
 }
 

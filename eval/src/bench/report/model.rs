@@ -125,6 +125,9 @@ pub struct RungReport {
     pub repetition: usize,
     /// 0-based position in the ladder.
     pub rung: usize,
+    /// 0-based position among all measured rungs of the run, in the order they ran
+    /// (engines alternate at each rung).
+    pub sequence: usize,
     pub offered_rate: f64,
     /// Completed requests per second of the rung.
     pub achieved_rate: f64,

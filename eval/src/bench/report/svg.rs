@@ -220,7 +220,7 @@ fn y_grid(y: &Axis, out: &mut String) {
                     LEFT - 6.0,
                     py + 4.0,
                     if major { "#333" } else { "#888" },
-                    micros(v.round() as u64)
+                    tick_label(v)
                 );
             }
         }
@@ -248,12 +248,18 @@ fn x_ticks(report: &BenchReport, rates: &[f64], x: &Axis, out: &mut String) {
             BOTTOM + 19.0,
             rate(r)
         );
-        if let (true, Some(cap)) = (derived, report.ladder.capacity_per_sec) {
+        let l = &report.ladder;
+        let fraction = l
+            .rates
+            .iter()
+            .position(|&x| x == r)
+            .and_then(|i| l.fractions.get(i));
+        if let (true, Some(f)) = (derived, fraction) {
             let _ = writeln!(
                 out,
-                r##"<text x="{px:.1}" y="{}" text-anchor="middle" fill="#888" font-size="10">{:.0}%</text>"##,
+                r##"<text x="{px:.1}" y="{}" text-anchor="middle" fill="#888" font-size="10">{}%</text>"##,
                 BOTTOM + 32.0,
-                100.0 * r / cap
+                f * 100.0
             );
         }
     }
@@ -287,14 +293,16 @@ fn load_point(report: &BenchReport, x: &Axis, out: &mut String) {
     }
 }
 
-/// A red band behind every rung where some engine shed requests.
+/// A red band behind every rung where some engine shed requests; bands of neighbouring
+/// overloaded rungs merge into one.
 fn overload_bands(report: &BenchReport, rates: &[f64], x: &Axis, out: &mut String) {
+    let mut bands: Vec<(f64, f64, Vec<String>)> = Vec::new();
     for (i, &r) in rates.iter().enumerate() {
         let shedding: Vec<String> = report
             .summary
             .iter()
             .filter(|s| s.offered_rate == r && s.overloaded)
-            .map(|s| format!("{} shed {}", s.engine, s.shed.median))
+            .map(|s| format!("{} shed {} at {}/s", s.engine, s.shed.median, rate(r)))
             .collect();
         if shedding.is_empty() {
             continue;
@@ -304,14 +312,35 @@ fn overload_bands(report: &BenchReport, rates: &[f64], x: &Axis, out: &mut Strin
         let half = |j: Option<&f64>, edge: f64| j.map_or(edge, |&n| (px + x.px(n)) / 2.0);
         let left = half(i.checked_sub(1).and_then(|j| rates.get(j)), LEFT).max(px - 40.0);
         let right = half(rates.get(i + 1), RIGHT).min(px + 40.0);
+        match bands.last_mut() {
+            Some(last) if left <= last.1 + 0.5 => {
+                last.1 = right;
+                last.2.extend(shedding);
+            }
+            _ => bands.push((left, right, shedding)),
+        }
+    }
+    for (left, right, shedding) in bands {
         let _ = writeln!(
             out,
-            r##"<rect x="{left:.1}" y="{TOP}" width="{:.1}" height="{}" fill="{OVERLOAD}" fill-opacity="0.10"><title>overloaded: {}</title></rect><text x="{px:.1}" y="{}" text-anchor="middle" fill="{OVERLOAD}" font-size="10">overloaded</text>"##,
+            r##"<rect x="{left:.1}" y="{TOP}" width="{:.1}" height="{}" fill="{OVERLOAD}" fill-opacity="0.10"><title>overloaded: {}</title></rect><text x="{:.1}" y="{}" text-anchor="middle" fill="{OVERLOAD}" font-size="10">overloaded</text>"##,
             right - left,
             BOTTOM - TOP,
-            esc(&shedding.join(", ")),
+            esc(&shedding.join("; ")),
+            (left + right) / 2.0,
             TOP - 6.0
         );
+    }
+}
+
+/// A tick label: `100µs`, `2ms`, `10ms`, `1s`.
+fn tick_label(us: f64) -> String {
+    if us < 1e3 {
+        format!("{}µs", us.round())
+    } else if us < 1e6 {
+        format!("{}ms", (us / 1e2).round() / 10.0)
+    } else {
+        format!("{}s", (us / 1e5).round() / 10.0)
     }
 }
 

@@ -274,16 +274,23 @@ fn notes(r: &BenchReport, out: &mut String) {
     }
 }
 
-/// Columns padded to their widest cell; the first column left-aligned, the rest right.
+/// Columns padded to their widest cell: text columns (the first, and any headed in
+/// [`Table::TEXT`]) left-aligned, figures right-aligned.
 struct Table {
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
+    const TEXT: [&'static str; 3] = ["engine", "status", "note"];
+
     fn new(headers: &[&str]) -> Self {
         Table {
             rows: vec![headers.iter().map(|h| h.to_string()).collect()],
         }
+    }
+
+    fn is_text(&self, c: usize) -> bool {
+        c == 0 || Self::TEXT.contains(&self.rows[0].get(c).map_or("", String::as_str))
     }
 
     fn row(&mut self, cells: Vec<String>) {
@@ -306,11 +313,13 @@ impl Table {
             let mut line = String::new();
             for (c, cell) in row.iter().enumerate() {
                 let pad = widths[c] - cell.chars().count();
-                if c == 0 {
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                if self.is_text(c) {
                     line.push_str(cell);
                     line.extend(std::iter::repeat_n(' ', pad));
                 } else {
-                    line.push_str("  ");
                     line.extend(std::iter::repeat_n(' ', pad));
                     line.push_str(cell);
                 }
