@@ -168,10 +168,14 @@ fn main() -> Result<()> {
         } => {
             let analyzer = Analyzer::new(AnalyzerConfig::preset(&analyzer)?);
             let reader = open_corpus(&corpus)?;
-            println!("corpus            {}", reader.path().display());
+            let path = reader.path().to_path_buf();
             let stats = corpus_stats(with_progress("stats", reader), &analyzer, top)?;
-            print!("{stats}");
-            Ok(())
+            let report = format!("corpus            {}\n{stats}", path.display());
+            // One write, and a reader that stops early (`| head`) is not an error.
+            match std::io::stdout().lock().write_all(report.as_bytes()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+                _ => Ok(()),
+            }
         }
     }
 }

@@ -11,7 +11,8 @@ pub enum BeirError {
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
-        #[source]
+        // Shown in the message itself, so not also chained as a source (anyhow's `{:#}`
+        // would print it twice).
         source: Arc<std::io::Error>,
     },
 
