@@ -5,6 +5,7 @@
 //! documents were. The pipeline is fixed: Unicode word segmentation (UAX #29), lowercase,
 //! long-token removal, then optionally English possessive removal, stop words and stemming.
 
+mod porter;
 mod stemmer;
 mod stopwords;
 mod tokenizer;
@@ -55,14 +56,28 @@ impl AnalyzerConfig {
         }
     }
 
+    /// Anserini's analysis for its BEIR baselines (Lucene's StandardTokenizer, English
+    /// possessives, lowercase, the 33 stop words, Lucene's Porter stemmer). Where heddle
+    /// still differs from it is recorded in docs/DECISIONS.md.
+    pub fn lucene_english() -> Self {
+        AnalyzerConfig {
+            name: "lucene-english".into(),
+            max_token_chars: DEFAULT_MAX_TOKEN_CHARS,
+            english_possessives: true,
+            stop_words: StopWords::LuceneEnglish,
+            stemmer: StemmerKind::Porter,
+        }
+    }
+
     /// The names accepted by [`AnalyzerConfig::preset`].
-    pub const PRESETS: &'static [&'static str] = &["plain", "english"];
+    pub const PRESETS: &'static [&'static str] = &["plain", "english", "lucene-english"];
 
     /// Looks a preset up by name.
     pub fn preset(name: &str) -> Result<Self> {
         match name {
             "plain" => Ok(Self::plain()),
             "english" => Ok(Self::english()),
+            "lucene-english" => Ok(Self::lucene_english()),
             _ => Err(Error::UnknownAnalyzer {
                 name: name.to_string(),
                 known: Self::PRESETS.join(", "),

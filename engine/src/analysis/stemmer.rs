@@ -16,23 +16,30 @@ pub enum StemmerKind {
     Porter,
 }
 
-pub(crate) struct Stemmer(Option<frostem::Stemmer>);
+pub(crate) enum Stemmer {
+    None,
+    Snowball(frostem::Stemmer),
+    /// Not frostem's Porter: Snowball's `porter` is the paper's algorithm, Lucene's is
+    /// Porter's reference implementation, which differs (see `porter.rs`).
+    LucenePorter,
+}
 
 impl Stemmer {
     pub(crate) fn new(kind: StemmerKind) -> Self {
-        Stemmer(match kind {
-            StemmerKind::None => None,
+        match kind {
+            StemmerKind::None => Stemmer::None,
             StemmerKind::SnowballEnglish => {
-                Some(frostem::Stemmer::new(frostem::Algorithm::English))
+                Stemmer::Snowball(frostem::Stemmer::new(frostem::Algorithm::English))
             }
-            StemmerKind::Porter => Some(frostem::Stemmer::new(frostem::Algorithm::Porter)),
-        })
+            StemmerKind::Porter => Stemmer::LucenePorter,
+        }
     }
 
     pub(crate) fn stem<'a>(&self, token: &'a str) -> Cow<'a, str> {
-        match &self.0 {
-            None => Cow::Borrowed(token),
-            Some(stemmer) => stemmer.stem(token),
+        match self {
+            Stemmer::None => Cow::Borrowed(token),
+            Stemmer::Snowball(stemmer) => stemmer.stem(token),
+            Stemmer::LucenePorter => super::porter::stem(token),
         }
     }
 }
