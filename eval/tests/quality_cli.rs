@@ -1,0 +1,273 @@
+//! `heddle-eval quality` and `compare-runs` as a user runs them: the run file they write
+//! reads back to the same figures, and what they refuse.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use heddle_eval::quality::{self, METRICS, Run};
+
+fn heddle_eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+        .args(args)
+        .output()
+        .expect("heddle-eval runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = heddle_eval(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(args: &[&str], needle: &str) {
+    let out = heddle_eval(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+}
+
+const CORPUS: &str = r#"{"_id": "d1", "title": "Vitamin D and bone density", "text": "Vitamin D supplements raise bone density in older adults."}
+{"_id": "d2", "title": "Bone fractures", "text": "Fractures in older adults and vitamin intake."}
+{"_id": "d3", "title": "Statins", "text": "Statins lower cholesterol and cardiovascular risk."}
+{"_id": "d4", "title": "Exercise", "text": "Exercise improves bone health and cardiovascular fitness."}
+{"_id": "q1", "title": "Vitamin D bone", "text": "A document whose id is a query id: vitamin D bone density."}
+{"_id": "d6", "title": "Sleep", "text": "Sleep duration and memory."}
+"#;
+
+const QUERIES: &str = r#"{"_id": "q1", "text": "vitamin D bone density"}
+{"_id": "q2", "text": "statins cholesterol"}
+{"_id": "q3", "text": "memory sleep"}
+{"_id": "q4", "text": "not judged"}
+"#;
+
+// q3's only judgment is non-relevant: it counts, and scores 0.
+const QRELS: &str =
+    "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t1\nq1\td4\t0\nq2\td3\t1\nq3\td6\t0\n";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fixture {
+    fn new(per_field: bool) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir_all(root.join("data/qrels")).unwrap();
+        std::fs::write(root.join("data/corpus.jsonl"), CORPUS).unwrap();
+        std::fs::write(root.join("data/queries.jsonl"), QUERIES).unwrap();
+        std::fs::write(root.join("data/qrels/test.tsv"), QRELS).unwrap();
+        let f = Fixture { _dir: dir, root };
+        let mut args = vec![
+            "index",
+            "--corpus",
+            &f.path("data")[..],
+            "--index",
+            &f.path("idx")[..],
+            "--analyzer",
+            "lucene-english",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        if per_field {
+            args.push("--per-field".into());
+        }
+        ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        f
+    }
+
+    fn path(&self, rel: &str) -> String {
+        self.root.join(rel).to_string_lossy().into_owned()
+    }
+
+    fn quality(&self, extra: &[&str]) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "quality",
+            "--index",
+            &self.path("idx"),
+            "--queries",
+            &self.path("data/queries.jsonl"),
+            "--qrels",
+            &self.path("data/qrels/test.tsv"),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    }
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out.trim()).expect("one JSON object")
+}
+
+#[test]
+fn the_run_file_reads_back_to_the_same_figures() {
+    let f = Fixture::new(false);
+    let run_path = f.path("flat.run");
+    let args = f.quality(&["--json", "--per-query", "--run-out", &run_path]);
+    let out = json(&ok(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(out["queries"], 3, "{out}");
+
+    let run = Run::read_trec_file(run_path.as_ref()).unwrap();
+    let qrels = quality::read_qrels(f.path("data/qrels/test.tsv").as_ref()).unwrap();
+    let again = quality::evaluate(&run, &qrels, &METRICS);
+    for (m, metric) in METRICS.iter().enumerate() {
+        let printed = out[metric.trec_name()].as_f64().unwrap();
+        assert!((printed - again.mean(m)).abs() < 1e-12, "{metric:?}");
+        for (qid, values) in &again.per_query {
+            let per_query = out["per_query"][qid][metric.trec_name()].as_f64().unwrap();
+            assert!((per_query - values[m]).abs() < 1e-12, "{qid} {metric:?}");
+        }
+    }
+    // q3 has nothing relevant; q4 has no judgments and is not evaluated.
+    assert_eq!(out["per_query"]["q3"]["ndcg_cut_10"], 0.0);
+    assert!(out["per_query"].get("q4").is_none());
+
+    // Ranks follow trec_eval's order and every line has six columns.
+    let text = std::fs::read_to_string(&run_path).unwrap();
+    let q1: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|c| c[0] == "q1")
+        .collect();
+    assert!(
+        q1.iter()
+            .all(|c| c.len() == 6 && c[1] == "Q0" && c[5] == "heddle")
+    );
+    let ranks: Vec<&str> = q1.iter().map(|c| c[3]).collect();
+    let want: Vec<String> = (1..=q1.len()).map(|r| r.to_string()).collect();
+    assert_eq!(ranks, want);
+}
+
+#[test]
+fn remove_query_drops_the_document_named_like_the_query() {
+    let f = Fixture::new(false);
+    let with = f.path("with.run");
+    let without = f.path("without.run");
+    let a = f.quality(&["--run-out", &with]);
+    ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let b = f.quality(&["--remove-query", "--run-out", &without]);
+    ok(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    let has_q1 = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .any(|l| l.starts_with("q1 Q0 q1 "))
+    };
+    assert!(has_q1(&with));
+    assert!(!has_q1(&without));
+}
+
+#[test]
+fn hits_caps_the_lines_of_each_query() {
+    let f = Fixture::new(false);
+    let run_path = f.path("two.run");
+    let args = f.quality(&["--hits", "2", "--run-out", &run_path]);
+    ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let run = Run::read_trec_file(run_path.as_ref()).unwrap();
+    assert!(run.query_ids().all(|q| run.get(q).len() <= 2));
+    assert_eq!(run.get("q1").len(), 2);
+}
+
+#[test]
+fn a_judged_query_missing_from_the_queries_file_is_an_error() {
+    let f = Fixture::new(false);
+    std::fs::write(
+        f.root.join("data/qrels/test.tsv"),
+        format!("{QRELS}q9\td1\t1\n"),
+    )
+    .unwrap();
+    let args = f.quality(&[]);
+    fails(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "1 queries of",
+    );
+}
+
+#[test]
+fn fused_streams_need_per_field_postings_and_write_rrf_scores() {
+    let flat_only = Fixture::new(false);
+    let args = flat_only.quality(&["--fuse", "flat,title,text"]);
+    fails(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "per-field",
+    );
+
+    let f = Fixture::new(true);
+    let run_path = f.path("rrf.run");
+    let args = f.quality(&[
+        "--fuse",
+        "flat,title,text",
+        "--weights",
+        "1,0.5,1",
+        "--run-out",
+        &run_path,
+    ]);
+    let out = ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.contains("RRF (k=60"), "{out}");
+    let run = Run::read_trec_file(run_path.as_ref()).unwrap();
+    // q2's d3 leads all three streams: 1/61 + 0.5/61 + 1/61.
+    let top = &run.get("q2")[0];
+    assert_eq!(top.doc_id, "d3");
+    assert!((top.score - 2.5 / 61.0).abs() < 1e-12, "{}", top.score);
+}
+
+#[test]
+fn compare_runs_counts_wins_and_brackets_the_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    std::fs::write(p("qrels.tsv"), "q1\ta\t1\nq2\ta\t1\nq3\ta\t1\n").unwrap();
+    // A finds a at rank 2 for q1 and q2, nothing for q3. B finds it at rank 1 for q1,
+    // rank 2 for q2, and at rank 1 for q3.
+    std::fs::write(
+        p("a.run"),
+        "q1 Q0 x 1 2 A\nq1 Q0 a 2 1 A\nq2 Q0 x 1 2 A\nq2 Q0 a 2 1 A\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("b.run"),
+        "q1 Q0 a 1 2 B\nq2 Q0 x 1 2 B\nq2 Q0 a 2 1 B\nq3 Q0 a 1 1 B\n",
+    )
+    .unwrap();
+    let out = json(&ok(&[
+        "compare-runs",
+        &p("a.run"),
+        &p("b.run"),
+        "--qrels",
+        &p("qrels.tsv"),
+        "--json",
+    ]));
+    let ndcg = &out["metrics"][0];
+    assert_eq!(ndcg["metric"], "ndcg_cut_10");
+    assert_eq!(
+        (
+            ndcg["won"].as_u64(),
+            ndcg["lost"].as_u64(),
+            ndcg["tied"].as_u64()
+        ),
+        (Some(2), Some(0), Some(1))
+    );
+    let l3 = 3f64.log2();
+    let (a, b) = (2.0 / l3 / 3.0, (2.0 + 1.0 / l3) / 3.0);
+    assert!((ndcg["a"].as_f64().unwrap() - a).abs() < 1e-12);
+    assert!((ndcg["b"].as_f64().unwrap() - b).abs() < 1e-12);
+    let ci = ndcg["ci95"].as_array().unwrap();
+    let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+    assert!(low <= b - a && b - a <= high, "{ci:?}");
+    assert_eq!(out["queries"], 3);
+    let text = ok(&[
+        "compare-runs",
+        &p("a.run"),
+        &p("b.run"),
+        "--qrels",
+        &p("qrels.tsv"),
+    ]);
+    assert!(text.contains("2/0/1"), "{text}");
+}
