@@ -126,7 +126,11 @@ pub fn render_svg(report: &BenchReport) -> String {
             );
         }
     }
-    legend(&engines, repeat, &mut out);
+    let drawn: Vec<bool> = SERIES
+        .iter()
+        .map(|(q, _, _)| report.summary.iter().any(|s| quantile(s, q).is_some()))
+        .collect();
+    legend(&engines, &drawn, repeat, &mut out);
     out.push_str("</svg>\n");
     out
 }
@@ -445,7 +449,8 @@ fn draw_marker(m: Marker, px: f64, py: f64, fill: &str, stroke: &str, out: &mut 
     };
 }
 
-fn legend(engines: &[&str], repeat: usize, out: &mut String) {
+/// `drawn[i]`: whether `SERIES[i]` has any point; one without is labelled absent.
+fn legend(engines: &[&str], drawn: &[bool], repeat: usize, out: &mut String) {
     let x0 = RIGHT + 24.0;
     let tx = x0 + 34.0;
     let text = |out: &mut String, y: f64, s: &str, colour: &str| {
@@ -478,7 +483,7 @@ fn legend(engines: &[&str], repeat: usize, out: &mut String) {
     y += 14.0;
     heading(out, y, "quantiles");
     y += 20.0;
-    for &(q, dash, marker) in &SERIES {
+    for (&(q, dash, marker), &drawn) in SERIES.iter().zip(drawn) {
         let _ = write!(
             out,
             r##"<line x1="{x0}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#444" stroke-width="2" stroke-dasharray="{dash}"/>"##,
@@ -486,7 +491,11 @@ fn legend(engines: &[&str], repeat: usize, out: &mut String) {
         );
         draw_marker(marker, x0 + 13.0, y, "#444", "#444", out);
         out.push('\n');
-        text(out, y, q, "#222");
+        if drawn {
+            text(out, y, q, "#222");
+        } else {
+            text(out, y, &format!("{q}: absent at every rung"), "#888");
+        }
         y += 20.0;
     }
     y += 14.0;
