@@ -11,11 +11,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// reported to several waiters; io errors are therefore kept behind an `Arc`.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: Arc<std::io::Error>,
+        /// Shown in the message itself and deliberately not a `source` (anyhow's `{:#}`
+        /// would print it twice).
+        error: Arc<std::io::Error>,
     },
 
     /// The file is shorter than its own structure says it must be. Rebuild the index
@@ -102,7 +103,7 @@ impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source: Arc::new(source),
+            error: Arc::new(source),
         }
     }
 }

@@ -34,6 +34,7 @@ pub use document::Document;
 pub use error::{Error, Result};
 pub use field::{Field, FieldCounts};
 pub use index::{
-    CommitStats, Failpoint, Index, IndexSettings, IndexWriter, MergePolicy, MergeStats,
+    CheckReport, CommitStats, Failpoint, Index, IndexSettings, IndexWriter, MergePolicy,
+    MergeStats, check_index,
 };
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};

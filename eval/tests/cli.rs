@@ -263,3 +263,63 @@ fn searching_a_missing_index_is_a_clear_error() {
         "no heddle index",
     );
 }
+
+#[test]
+fn delete_merge_check_and_upsert_through_the_cli() {
+    let f = Fixture::new();
+    f.index();
+    let idx = f.path("idx");
+    std::fs::write(f.root.join("ids.txt"), "c2\n\nnot-there\n").unwrap();
+    let out = ok(&["delete", "--index", &idx, "c1", "--ids", &f.path("ids.txt")]);
+    assert!(out.contains("deleted 2 documents"), "{out}");
+    assert!(out.contains("not-there"), "{out}");
+    assert!(hit_ids(&search_json(&idx, "bats masks")).is_empty());
+
+    std::fs::write(
+        f.root.join("up.jsonl"),
+        "{\"_id\": \"c3\", \"title\": \"Replaced\", \"text\": \"zebra\"}\n",
+    )
+    .unwrap();
+    fails(
+        &["add", "--index", &idx, "--docs", &f.path("up.jsonl")],
+        "already in the index",
+    );
+    let out = ok(&[
+        "add",
+        "--index",
+        &idx,
+        "--docs",
+        &f.path("up.jsonl"),
+        "--upsert",
+    ]);
+    assert!(out.contains("(1 replaced)"), "{out}");
+    assert_eq!(hit_ids(&search_json(&idx, "zebra")), ["c3"]);
+    assert!(hit_ids(&search_json(&idx, "vaccine")).is_empty());
+
+    let out = ok(&["merge", "--index", &idx, "--max-segments", "1"]);
+    assert!(out.contains("1 segments now"), "{out}");
+    let out = ok(&["check", "--index", &idx]);
+    assert!(out.contains("ok: no damage found"), "{out}");
+    assert_eq!(hit_ids(&search_json(&idx, "hospital")), ["c4"]);
+}
+
+#[test]
+fn check_names_a_damaged_file_and_fails() {
+    let f = Fixture::new();
+    f.index();
+    let store = std::fs::read_dir(f.root.join("idx"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".store"))
+        .unwrap();
+    let mut bytes = std::fs::read(&store).unwrap();
+    bytes[10] ^= 0xff;
+    std::fs::write(&store, bytes).unwrap();
+    let out = heddle_eval(&["check", "--index", &f.path("idx")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("damaged:") && stdout.contains(".store") && stdout.contains("checksum"),
+        "{stdout}"
+    );
+}

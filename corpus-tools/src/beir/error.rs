@@ -8,12 +8,12 @@ use std::sync::Arc;
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BeirError {
     /// The file could not be opened or read. Check the path and its permissions.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        // Shown in the message itself, so not also chained as a source (anyhow's `{:#}`
-        // would print it twice).
-        source: Arc<std::io::Error>,
+        /// Shown in the message itself and deliberately not a `source` (anyhow's `{:#}`
+        /// would print it twice).
+        error: Arc<std::io::Error>,
     },
 
     /// One line of the file is malformed. `line` is 1-based, counted as a text editor
@@ -30,7 +30,7 @@ impl BeirError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         BeirError::Io {
             path: path.into(),
-            source: Arc::new(source),
+            error: Arc::new(source),
         }
     }
 

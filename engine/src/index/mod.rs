@@ -5,6 +5,7 @@
 //! the new manifest over the old one (durability), then swaps the in-memory snapshot
 //! pointer (visibility). Everything expensive happens before either.
 
+mod check;
 mod failpoint;
 mod gc;
 mod manifest;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+pub use check::{CheckReport, check_index};
 pub use failpoint::Failpoint;
 pub use manifest::MANIFEST_FILE;
 pub(crate) use manifest::Manifest;

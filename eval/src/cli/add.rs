@@ -16,6 +16,9 @@ pub struct AddArgs {
     /// Documents in BEIR corpus.jsonl form.
     #[arg(long)]
     pub docs: PathBuf,
+    /// Replace documents whose id is already in the index (in the same commit).
+    #[arg(long)]
+    pub upsert: bool,
     /// Threads used to build the segment (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -30,14 +33,19 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     while let Some(doc) = reader.next() {
         let doc = doc?;
         let id = doc.id.clone();
-        writer
-            .add(doc)
-            .with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
+        let added = if args.upsert {
+            writer.upsert(doc)
+        } else {
+            writer.add(doc)
+        };
+        added.with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
     }
     let stats = writer.commit()?;
+    writer.wait_for_merges()?;
     println!(
-        "added {} documents to {} (generation {}, {} documents in all)",
+        "added {} documents ({} replaced) to {} (generation {}, {} documents in all)",
         thousands(stats.docs as u64),
+        thousands(stats.deleted as u64),
         args.index.display(),
         stats.generation,
         thousands(index.num_docs())

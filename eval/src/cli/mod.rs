@@ -1,8 +1,12 @@
 //! The `heddle-eval` command line. Each subcommand lives in its own file.
 
 mod add;
+mod check;
 mod compare_runs;
+mod crash_writer;
+mod delete;
 mod index;
+mod merge;
 mod quality;
 mod search;
 
@@ -27,6 +31,15 @@ pub enum Command {
     Add(add::AddArgs),
     /// Search an index with BM25.
     Search(search::SearchArgs),
+    /// Delete documents by external id, in one commit.
+    Delete(delete::DeleteArgs),
+    /// Merge segments now (deleted documents are purged).
+    Merge(merge::MergeArgs),
+    /// Verify every checksum and structure of an index; say what is damaged.
+    Check(check::CheckArgs),
+    /// Test helper: commit numbered batches forever (for kill -9 tests).
+    #[command(hide = true)]
+    CrashWriter(crash_writer::CrashWriterArgs),
     /// nDCG@10 and recall@100 on judged queries (trec_eval -c semantics); writes the run.
     Quality(quality::QualityArgs),
     /// Compare two TREC runs query by query: differences with paired bootstrap intervals.
@@ -38,6 +51,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index(args) => index::run(&args),
         Command::Add(args) => add::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Delete(args) => delete::run(&args),
+        Command::Merge(args) => merge::run(&args),
+        Command::Check(args) => check::run(&args),
+        Command::CrashWriter(args) => crash_writer::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::CompareRuns(args) => compare_runs::run(&args),
     }

@@ -1,0 +1,143 @@
+//! A full consistency check of an index directory: every file's footer and checksum,
+//! then every structure inside (term dictionaries, every postings list, lengths, stored
+//! records, delete sets). Reports every problem found, not just the first.
+
+use std::path::Path;
+
+use super::Manifest;
+use crate::directory::MappedFile;
+use crate::error::Error;
+use crate::postings::TERMINATED;
+use crate::segment::deletes::DeleteSet;
+use crate::segment::{SegmentComponent, SegmentReader, footer};
+
+/// What [`check_index`] found.
+#[derive(Debug, Default)]
+pub struct CheckReport {
+    pub generation: u64,
+    pub segments: usize,
+    pub documents: u64,
+    pub files_checked: usize,
+    pub postings_lists_checked: u64,
+    /// Every problem, each naming its file.
+    pub problems: Vec<Error>,
+}
+
+impl CheckReport {
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Checks the index in `dir` without changing it. Needs no lock: files are immutable.
+pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
+    let dir = dir.as_ref();
+    let mut report = CheckReport::default();
+    let manifest = match Manifest::load(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            report.problems.push(e);
+            return report;
+        }
+    };
+    report.files_checked += 1;
+    report.generation = manifest.generation;
+    report.segments = manifest.segments.len();
+    for meta in &manifest.segments {
+        report.documents += meta.live_docs() as u64;
+        let mut files_ok = true;
+        for component in SegmentComponent::all(&meta.fields) {
+            let path = dir.join(component.file_name(&meta.name));
+            report.files_checked += 1;
+            let verified =
+                MappedFile::open(&path).and_then(|f| footer::verify(&path, f.bytes()).map(|_| ()));
+            if let Err(e) = verified {
+                report.problems.push(e);
+                files_ok = false;
+            }
+        }
+        if let Some(d) = &meta.deletes {
+            report.files_checked += 1;
+            if let Err(e) = DeleteSet::open(dir, &d.file, meta.doc_count) {
+                report.problems.push(e);
+            }
+        }
+        if !files_ok {
+            continue;
+        }
+        let reader = match SegmentReader::open(dir, meta) {
+            Ok(r) => r,
+            Err(e) => {
+                report.problems.push(e);
+                continue;
+            }
+        };
+        check_structures(dir, &reader, &mut report);
+    }
+    report
+}
+
+fn check_structures(dir: &Path, reader: &SegmentReader, report: &mut CheckReport) {
+    let meta = reader.meta();
+    for &field in &meta.fields {
+        let mut i = 0;
+        while let Some((term, info)) = reader.term_at(field, i) {
+            i += 1;
+            report.postings_lists_checked += 1;
+            let list = match reader.postings(field, &info) {
+                Ok(l) => l,
+                Err(e) => {
+                    report.problems.push(e);
+                    continue;
+                }
+            };
+            let mut cursor = list.cursor();
+            let (mut count, mut last) = (0u32, None);
+            while cursor.doc() != TERMINATED {
+                let doc = cursor.doc();
+                if doc >= meta.doc_count || last.is_some_and(|l| doc <= l) {
+                    report.problems.push(corrupt(
+                        dir,
+                        meta,
+                        field,
+                        term,
+                        format!("doc {doc} out of order or range"),
+                    ));
+                    break;
+                }
+                last = Some(doc);
+                count += 1;
+                cursor.advance();
+            }
+            if count != info.df {
+                report.problems.push(corrupt(
+                    dir,
+                    meta,
+                    field,
+                    term,
+                    format!("{count} postings, dictionary says {}", info.df),
+                ));
+            }
+        }
+    }
+    for doc in 0..meta.doc_count {
+        if let Err(e) = reader.stored(doc) {
+            report.problems.push(e);
+            break;
+        }
+    }
+}
+
+fn corrupt(
+    dir: &Path,
+    meta: &crate::segment::SegmentMeta,
+    field: crate::Field,
+    term: &[u8],
+    detail: String,
+) -> Error {
+    Error::Corrupt {
+        path: dir.join(SegmentComponent::Postings(field).file_name(&meta.name)),
+        what: "postings list",
+        detail: format!("term {:?}: {detail}", String::from_utf8_lossy(term)),
+    }
+}
