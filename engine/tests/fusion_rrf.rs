@@ -127,3 +127,46 @@ fn zero_weight_streams_add_nothing_and_bad_parameters_are_errors() {
     };
     assert!(bad_k.fuse(&[Stream::new(&s1)]).is_err());
 }
+
+mod score_sum {
+    use heddle::fusion::{ScoredStream, weighted_sum};
+
+    #[test]
+    fn weighted_sum_matches_hand_computed_totals() {
+        // title: a 2.0, b 1.0; text: b 3.0, c 0.5. Weights 2 and 1:
+        // a = 4.0, b = 2.0 + 3.0 = 5.0, c = 0.5.
+        let title = [("a", 2.0), ("b", 1.0)];
+        let text = [("c", 0.5), ("b", 3.0)];
+        let fused = weighted_sum(&[
+            ScoredStream::new(&title, 2.0),
+            ScoredStream::new(&text, 1.0),
+        ])
+        .unwrap();
+        let got: Vec<(&str, f64)> = fused.iter().map(|f| (f.key, f.score)).collect();
+        assert_eq!(got, [("b", 5.0), ("a", 4.0), ("c", 0.5)]);
+    }
+
+    #[test]
+    fn stream_order_does_not_change_a_bit_and_ties_go_to_the_smaller_key() {
+        let s1 = [(1u32, 0.1), (2, 0.7)];
+        let s2 = [(1u32, 0.2), (3, 0.3)];
+        let s3 = [(1u32, 0.3), (2, 1e-17)];
+        let a = weighted_sum(&[
+            ScoredStream::new(&s1, 1.0),
+            ScoredStream::new(&s2, 1.0),
+            ScoredStream::new(&s3, 1.0),
+        ])
+        .unwrap();
+        let b = weighted_sum(&[
+            ScoredStream::new(&s3, 1.0),
+            ScoredStream::new(&s2, 1.0),
+            ScoredStream::new(&s1, 1.0),
+        ])
+        .unwrap();
+        assert_eq!(a, b);
+        let tie = weighted_sum(&[ScoredStream::new(&[(9u32, 1.0), (4, 1.0)], 1.0)]).unwrap();
+        assert_eq!(tie[0].key, 4);
+        assert!(weighted_sum(&[ScoredStream::new(&s1, -1.0)]).is_err());
+        assert!(weighted_sum(&[ScoredStream::new(&[(1u32, f64::NAN)], 1.0)]).is_err());
+    }
+}

@@ -4,6 +4,8 @@
 //! parameters, another engine): a stream is only an ordered slice of keys, best first.
 //! Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009) scores a key by
 //! `Σ_s w_s / (k + rank_s)` over the streams `s` that hold it, `rank_s` counted from 1.
+//! [`weighted_sum`] adds the streams' own scores instead (CombSUM), for streams whose
+//! scores share a scale.
 //!
 //! ```
 //! use heddle::fusion::{Rrf, Stream};
@@ -16,5 +18,7 @@
 //! ```
 
 mod rrf;
+mod sum;
 
 pub use rrf::{DEFAULT_RRF_K, Fused, Rrf, Stream};
+pub use sum::{ScoredStream, weighted_sum};

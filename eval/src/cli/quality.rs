@@ -12,7 +12,7 @@ use heddle::{Bm25Params, Field, Index};
 use serde_json::json;
 
 use crate::progress::thousands;
-use crate::quality::{self, METRICS, Retrieval, Run};
+use crate::quality::{self, Combine, METRICS, Retrieval, Run};
 
 #[derive(Debug, Args)]
 pub struct QualityArgs {
@@ -43,13 +43,18 @@ pub struct QualityArgs {
     /// FIELD[:K1:B], e.g. flat,title,text or flat,flat:1.2:0.75.
     #[arg(long)]
     pub fuse: Option<String>,
-    /// One weight per fused stream (weighted RRF); all 1 by default.
+    /// How fused streams combine: rrf (reciprocal rank fusion) or sum (weighted sum of
+    /// BM25 scores; `--fuse title,text --combine sum` is Anserini's multifield baseline).
+    #[arg(long, default_value = "rrf", requires = "fuse")]
+    pub combine: String,
+    /// One weight per fused stream; all 1 by default.
     #[arg(long, requires = "fuse")]
     pub weights: Option<String>,
     /// RRF's k.
     #[arg(long, default_value_t = DEFAULT_RRF_K, requires = "fuse")]
     pub rrf_k: f64,
-    /// How many results of each stream vote in the fusion (default: --hits).
+    /// How many results of each stream are fused (default: --hits for rrf, every
+    /// matching document for sum).
     #[arg(long, requires = "fuse")]
     pub depth: Option<usize>,
     /// Write a TREC run file (qid Q0 docid rank score tag), --hits lines a query.
@@ -193,10 +198,15 @@ fn retrieval(args: &QualityArgs) -> anyhow::Result<Retrieval> {
     if args.depth == Some(0) {
         bail!("--depth must be at least 1");
     }
+    let combine = match args.combine.as_str() {
+        "rrf" => Combine::Rrf,
+        "sum" => Combine::Sum,
+        other => bail!("--combine {other:?}: expected rrf or sum"),
+    };
     Ok(Retrieval {
         streams,
         weights,
-        fuse: true,
+        combine,
         rrf: Rrf {
             k: args.rrf_k,
             depth: args.depth,

@@ -16,7 +16,7 @@ pub use bootstrap::{
 };
 pub use metrics::{Evaluation, METRICS, Metric, Qrels, evaluate, ndcg_at, recall_at};
 pub use run::{Run, RunEntry, trec_order};
-pub use streams::{Retrieval, StreamSpec, parse_streams, parse_weights};
+pub use streams::{Combine, Retrieval, StreamSpec, parse_streams, parse_weights};
 
 /// Reads a BEIR qrels file (or directory) grouped by query.
 pub fn read_qrels(path: &std::path::Path) -> anyhow::Result<Qrels> {

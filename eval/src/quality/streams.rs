@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use anyhow::{Context, bail};
-use heddle::fusion::{Rrf, Stream};
+use heddle::fusion::{Fused, Rrf, ScoredStream, Stream, weighted_sum};
 use heddle::{Bm25Params, Field, Hit, SearchOptions, Searcher};
 
 use super::run::RunEntry;
@@ -77,15 +77,27 @@ pub fn parse_weights(list: &str, n: usize) -> anyhow::Result<Vec<f64>> {
     Ok(weights)
 }
 
+/// How the streams of a [`Retrieval`] become one ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// One stream, as it ranks.
+    Single,
+    /// Reciprocal rank fusion (also of a single stream).
+    Rrf,
+    /// Weighted sum of the streams' BM25 scores (CombSUM); read to full depth, this is
+    /// Anserini's "multifield" construction.
+    Sum,
+}
+
 /// How one query's ranked list is produced.
 #[derive(Debug, Clone)]
 pub struct Retrieval {
     pub streams: Vec<StreamSpec>,
-    /// One per stream (all 1: plain RRF).
+    /// One per stream (all 1: plain RRF, or an unweighted sum).
     pub weights: Vec<f64>,
-    /// Fuse the streams with RRF (also when there is only one).
-    pub fuse: bool,
-    /// RRF's k, and how deep each stream is read (`None`: `hits`).
+    pub combine: Combine,
+    /// RRF's k, and how deep each stream is read (`None`: `hits` for RRF, every
+    /// matching document for a sum).
     pub rrf: Rrf,
     /// BM25 parameters for streams without their own.
     pub bm25: Bm25Params,
@@ -101,7 +113,7 @@ impl Retrieval {
         Retrieval {
             streams: vec![StreamSpec { field, bm25: None }],
             weights: vec![1.0],
-            fuse: false,
+            combine: Combine::Single,
             rrf: Rrf::default(),
             bm25,
             hits,
@@ -109,26 +121,35 @@ impl Retrieval {
         }
     }
 
-    /// Depth to which each fused stream is read.
-    pub fn depth(&self) -> usize {
-        self.rrf.depth.unwrap_or(self.hits)
+    /// Depth to which each fused stream is read (for a sum, `None`: every match).
+    pub fn depth(&self) -> Option<usize> {
+        match self.combine {
+            Combine::Sum => self.rrf.depth,
+            _ => Some(self.rrf.depth.unwrap_or(self.hits)),
+        }
     }
 
     /// One line saying what produces the ranking.
     pub fn describe(&self) -> String {
         let bm25 = format!("BM25 k1={} b={}", self.bm25.k1, self.bm25.b);
-        let mut s = if self.fuse {
-            let streams: Vec<String> = self.streams.iter().map(StreamSpec::label).collect();
-            let weights: Vec<String> = self.weights.iter().map(|w| w.to_string()).collect();
-            format!(
-                "RRF (k={}, depth {}) of {} with weights {}; {bm25} unless a stream says otherwise",
+        let streams: Vec<String> = self.streams.iter().map(StreamSpec::label).collect();
+        let weights: Vec<String> = self.weights.iter().map(|w| w.to_string()).collect();
+        let depth = self
+            .depth()
+            .map_or("every match".to_string(), |d| format!("depth {d}"));
+        let mut s = match self.combine {
+            Combine::Single => format!("{} {bm25}", self.streams[0].label()),
+            Combine::Rrf => format!(
+                "RRF (k={}, {depth}) of {} with weights {}; {bm25} unless a stream says otherwise",
                 self.rrf.k,
-                self.depth(),
                 streams.join(","),
                 weights.join(",")
-            )
-        } else {
-            format!("{} {bm25}", self.streams[0].label())
+            ),
+            Combine::Sum => format!(
+                "score sum ({depth}) of {} with weights {}; {bm25} unless a stream says otherwise",
+                streams.join(","),
+                weights.join(",")
+            ),
         };
         s.push_str(&format!(", {} hits a query", self.hits));
         if self.remove_query {
@@ -144,33 +165,50 @@ impl Retrieval {
         query_id: &str,
         text: &str,
     ) -> anyhow::Result<Vec<RunEntry>> {
-        if !self.fuse {
+        if self.combine == Combine::Single {
             let hits = self.search(searcher, &self.streams[0], query_id, text, self.hits)?;
             return Ok(hits
                 .into_iter()
                 .map(|h| RunEntry::new(h.id, h.score))
                 .collect());
         }
-        let depth = self.depth();
+        // A sum read to every match is exact: a document a stream does not return scores 0
+        // in it.
+        let depth = self
+            .depth()
+            .unwrap_or(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
         let mut ids: HashMap<u64, String> = HashMap::new();
-        let mut ranked: Vec<Vec<u64>> = Vec::with_capacity(self.streams.len());
+        let mut scored: Vec<Vec<(u64, f64)>> = Vec::with_capacity(self.streams.len());
         for spec in &self.streams {
             let hits = self.search(searcher, spec, query_id, text, depth)?;
-            ranked.push(hits.iter().map(|h| h.doc).collect());
+            scored.push(hits.iter().map(|h| (h.doc, h.score)).collect());
             for h in hits {
                 ids.entry(h.doc).or_insert(h.id);
             }
         }
-        let streams: Vec<Stream<u64>> = ranked
-            .iter()
-            .zip(&self.weights)
-            .map(|(r, &w)| Stream::weighted(r, w))
-            .collect();
-        let rrf = Rrf {
-            k: self.rrf.k,
-            depth: Some(depth),
+        let fused: Vec<Fused<u64>> = if self.combine == Combine::Sum {
+            let streams: Vec<ScoredStream<u64>> = scored
+                .iter()
+                .zip(&self.weights)
+                .map(|(s, &w)| ScoredStream::new(s, w))
+                .collect();
+            weighted_sum(&streams)?
+        } else {
+            let ranked: Vec<Vec<u64>> = scored
+                .iter()
+                .map(|s| s.iter().map(|&(doc, _)| doc).collect())
+                .collect();
+            let streams: Vec<Stream<u64>> = ranked
+                .iter()
+                .zip(&self.weights)
+                .map(|(r, &w)| Stream::weighted(r, w))
+                .collect();
+            let rrf = Rrf {
+                k: self.rrf.k,
+                depth: Some(depth),
+            };
+            rrf.fuse(&streams)?
         };
-        let fused = rrf.fuse(&streams)?;
         Ok(fused
             .into_iter()
             .take(self.hits)
