@@ -9,7 +9,7 @@ DOCS=${DEMO_DOCS:-20000}
 
 echo "== 1. generate a synthetic TREC-COVID-style corpus ($DOCS documents, built-in model, seed 1)"
 "$BIN/heddle-corpus" synth --out "$DATA/corpus" --docs "$DOCS" --seed 1
-"$BIN/heddle-corpus" stats --corpus "$DATA/corpus" | head -12
+"$BIN/heddle-corpus" stats --corpus "$DATA/corpus" | head -16
 
 echo
 echo "== 2. index it (english analyzer: stop words + Snowball stemming)"
