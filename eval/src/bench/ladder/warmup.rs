@@ -1,7 +1,7 @@
 //! The warm-up pass: queries one after another right after the index is opened, so that
 //! the first rung does not pay for page faults and cold caches — reported on its own.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::bench::backend::Backend;
 use crate::bench::probe::{MemoryStatus, MemoryTrack, Rusage};
@@ -11,6 +11,8 @@ use crate::bench::stats::{LatencyHistogram, LatencySummary};
 
 /// How many of the first latencies are kept one by one.
 const FIRST: usize = 10;
+/// A progress line at least this often, as during rungs.
+const PROGRESS_EVERY: Duration = Duration::from_secs(4);
 
 /// Runs `n` queries of the cycle sequentially. This is a closed loop on purpose: it
 /// measures a cold start, not behaviour under load, and nothing is derived from it
@@ -22,7 +24,12 @@ pub fn warm_up(backend: &dyn Backend, queries: &QueryCycle, n: u64, k: usize) ->
     let mut latency = LatencyHistogram::new();
     let mut first = Vec::with_capacity(FIRST);
     let mut errors = 0;
+    let mut last_line = started;
     for i in 0..n {
+        if last_line.elapsed() >= PROGRESS_EVERY {
+            last_line = Instant::now();
+            eprintln!("bench: warm-up {i}/{n} queries");
+        }
         let t = Instant::now();
         let ok = backend.search(queries.get(i), k).is_ok();
         let ns = t.elapsed().as_nanos() as u64;
