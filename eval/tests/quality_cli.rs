@@ -271,3 +271,19 @@ fn compare_runs_counts_wins_and_brackets_the_difference() {
     ]);
     assert!(text.contains("2/0/1"), "{text}");
 }
+
+#[test]
+fn a_single_field_and_a_fusion_cannot_be_asked_for_together() {
+    let f = Fixture::new(true);
+    let args = f.quality(&["--field", "title", "--fuse", "flat,text"]);
+    let out = heddle_eval(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+    // The per-field index answers a single-field quality run.
+    let args = f.quality(&["--field", "text", "--json"]);
+    let out = json(&ok(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert!(
+        out["ranking"].as_str().unwrap().starts_with("text BM25"),
+        "{out}"
+    );
+}

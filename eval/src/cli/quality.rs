@@ -37,7 +37,7 @@ pub struct QualityArgs {
     #[arg(long, default_value_t = 1000)]
     pub hits: usize,
     /// The field a single stream scores: flat, title or text (per-field indexes).
-    #[arg(long, default_value = "flat")]
+    #[arg(long, default_value = "flat", conflicts_with = "fuse")]
     pub field: String,
     /// Fuse these streams with reciprocal rank fusion: a comma-separated list of
     /// FIELD[:K1:B], e.g. flat,title,text or flat,flat:1.2:0.75.
