@@ -84,6 +84,15 @@ pub enum Error {
     #[error("document id {id:?} is already in the index")]
     DuplicateId { id: String },
 
+    /// A document is larger than the writer's limit
+    /// ([`crate::IndexWriter::set_max_document_bytes`]). Split it, or raise the limit.
+    #[error("document {id:?} has {bytes} bytes of title and text, over the limit of {limit}")]
+    DocumentTooLarge {
+        id: String,
+        bytes: usize,
+        limit: usize,
+    },
+
     /// A document has an empty external id.
     #[error("document has an empty id")]
     EmptyId,

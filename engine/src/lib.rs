@@ -34,7 +34,7 @@ pub use document::Document;
 pub use error::{Error, Result};
 pub use field::{Field, FieldCounts};
 pub use index::{
-    CheckReport, CommitStats, Failpoint, Index, IndexSettings, IndexWriter, MergePolicy,
-    MergeStats, check_index,
+    CheckReport, CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, Failpoint, Index, IndexSettings,
+    IndexWriter, MergePolicy, MergeStats, check_index,
 };
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};

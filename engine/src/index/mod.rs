@@ -27,7 +27,7 @@ pub(crate) use manifest::Manifest;
 pub use merge::MergeStats;
 pub use merge_policy::MergePolicy;
 pub(crate) use snapshot::Snapshot;
-pub use writer::{CommitStats, IndexWriter};
+pub use writer::{CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, IndexWriter};
 
 use crate::analysis::{Analyzer, AnalyzerConfig};
 use crate::error::{Error, Result};

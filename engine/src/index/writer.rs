@@ -22,6 +22,10 @@ use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
 use crate::segment::{DeletesMeta, SegmentReader, build_segment, segment_name};
 
+/// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
+/// abstract or article, low enough that one line cannot exhaust memory on its own.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
 /// What one commit did and where its time went, phase by phase.
 #[derive(Debug, Clone, Default)]
 pub struct CommitStats {
@@ -60,6 +64,7 @@ pub struct IndexWriter {
     /// Every live committed id and every buffered id.
     known_ids: HashSet<String>,
     policy: MergePolicy,
+    max_document_bytes: usize,
     background_merges: bool,
     merge_thread: Option<JoinHandle<()>>,
 }
@@ -100,6 +105,7 @@ impl IndexWriter {
             pending_deletes: BTreeSet::new(),
             known_ids,
             policy: MergePolicy::default(),
+            max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             background_merges: true,
             merge_thread: None,
         })
@@ -116,6 +122,13 @@ impl IndexWriter {
         self.policy = policy;
     }
 
+    /// Largest title + text, in bytes, that [`IndexWriter::add`] accepts (default
+    /// [`DEFAULT_MAX_DOCUMENT_BYTES`]). Tokens over the analyzer's length limit are
+    /// dropped, not rejected.
+    pub fn set_max_document_bytes(&mut self, limit: usize) {
+        self.max_document_bytes = limit;
+    }
+
     /// Whether commits start merges in the background (default: yes).
     pub fn set_background_merges(&mut self, enabled: bool) {
         self.background_merges = enabled;
@@ -126,6 +139,14 @@ impl IndexWriter {
     pub fn add(&mut self, doc: Document) -> Result<()> {
         if doc.id.is_empty() {
             return Err(Error::EmptyId);
+        }
+        let bytes = doc.title.len() + doc.text.len();
+        if bytes > self.max_document_bytes {
+            return Err(Error::DocumentTooLarge {
+                id: doc.id,
+                bytes,
+                limit: self.max_document_bytes,
+            });
         }
         if self.known_ids.contains(&doc.id) {
             return Err(Error::DuplicateId { id: doc.id });

@@ -19,6 +19,9 @@ pub struct AddArgs {
     /// Replace documents whose id is already in the index (in the same commit).
     #[arg(long)]
     pub upsert: bool,
+    /// Refuse a document whose title and text exceed this many bytes.
+    #[arg(long, default_value_t = heddle::DEFAULT_MAX_DOCUMENT_BYTES)]
+    pub max_doc_bytes: usize,
     /// Threads used to build the segment (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -28,6 +31,7 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     let index = Index::open(&args.index)?;
     let mut writer = index.writer()?;
     writer.set_threads(args.threads)?;
+    writer.set_max_document_bytes(args.max_doc_bytes);
     let mut reader = heddle_corpus::beir::open_corpus(&args.docs)?;
     let path = reader.path().to_path_buf();
     while let Some(doc) = reader.next() {

@@ -29,13 +29,21 @@ pub struct IndexArgs {
     /// Also index title and text as fields of their own (search --field title|text, fusion).
     #[arg(long)]
     pub per_field: bool,
+    /// Drop tokens longer than this many characters (stored in the index; applies to
+    /// queries too).
+    #[arg(long, default_value_t = heddle::analysis::DEFAULT_MAX_TOKEN_CHARS)]
+    pub max_token_chars: usize,
+    /// Refuse a document whose title and text exceed this many bytes.
+    #[arg(long, default_value_t = heddle::DEFAULT_MAX_DOCUMENT_BYTES)]
+    pub max_doc_bytes: usize,
     /// Replace an existing index at --index (only once the new one is complete).
     #[arg(long)]
     pub force: bool,
 }
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
-    let analyzer = AnalyzerConfig::preset(&args.analyzer)?;
+    let mut analyzer = AnalyzerConfig::preset(&args.analyzer)?;
+    analyzer.max_token_chars = args.max_token_chars;
     if !args.force && is_non_empty_dir(&args.index)? {
         bail!(
             "{}: exists and is not empty; pass --force to replace it",
@@ -69,6 +77,7 @@ fn build(args: &IndexArgs, analyzer: AnalyzerConfig, staging: &Path) -> anyhow::
     )?;
     let mut writer = index.writer()?;
     writer.set_threads(args.threads)?;
+    writer.set_max_document_bytes(args.max_doc_bytes);
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     let path = reader.path().to_path_buf();
     while let Some(doc) = reader.next() {

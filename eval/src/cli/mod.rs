@@ -35,6 +35,8 @@ pub enum Command {
     Delete(delete::DeleteArgs),
     /// Merge segments now (deleted documents are purged).
     Merge(merge::MergeArgs),
+    /// Open-loop latency ladder: p50/p99/p99.9, shed, RSS, faults per rung.
+    Bench(crate::bench::BenchArgs),
     /// Verify every checksum and structure of an index; say what is damaged.
     Check(check::CheckArgs),
     /// Test helper: commit numbered batches forever (for kill -9 tests).
@@ -54,6 +56,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Delete(args) => delete::run(&args),
         Command::Merge(args) => merge::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Bench(args) => {
+            crate::bench::run(&args, &crate::bench::default_engines()).map(drop)
+        }
         Command::CrashWriter(args) => crash_writer::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::CompareRuns(args) => compare_runs::run(&args),
