@@ -1,0 +1,473 @@
+//! `heddle-bench bench`: builds (or reuses) each engine's index of one BEIR corpus, checks
+//! that the engines agree, then measures both in one process — open time, a sequential
+//! pass, and the instrument's open-loop ladder with the engines alternating rung by rung
+//! — and each engine's peak memory in a process of its own. Everything is quoted as
+//! heddle/tantivy ratios (docs/PERF.md, "heddle against tantivy").
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail, ensure};
+use clap::Args;
+use heddle_eval::bench::queries::QueryCycle;
+use heddle_eval::bench::report::BenchReport;
+use heddle_eval::bench::stats::spread;
+use heddle_eval::bench::{Backend, BackendFactory, BenchArgs};
+
+use crate::agreement::{self, AgreementReport, Class, MATCHED_THRESHOLD, QueryAgreement};
+use crate::analysis::Analysis;
+use crate::child;
+use crate::engines::{
+    BuildOptions, BuildStats, Engine, TANTIVY_VERSION, TantivyBackend, corpus_file,
+};
+use crate::reference;
+use crate::report::{self, COMPARE_FORMAT, CompareReport, EngineFigures, Machine};
+use crate::sequential::{passes_for, run_sequential};
+use crate::workdir::{BuildKey, BuildRecord, CorpusFingerprint, Slot};
+
+/// Everything `heddle-eval bench` takes (but `--index`: each engine has its own index,
+/// built from `--corpus` under `--workdir`), and the comparison's own settings.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// BEIR directory holding corpus.jsonl (or the corpus.jsonl file itself).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+
+    /// Where each engine's index is kept, and reused while the corpus and the build
+    /// settings are unchanged.
+    #[arg(long, value_name = "DIR", default_value = "results/compare/work")]
+    pub workdir: PathBuf,
+
+    /// matched: both engines index and query heddle's tokens (the comparison). native:
+    /// each engine's own English analysis (out of the box; answers differ).
+    #[arg(long, value_enum, default_value_t = Analysis::Matched)]
+    pub analysis: Analysis,
+
+    /// Rebuild the indexes even if reusable ones exist.
+    #[arg(long)]
+    pub rebuild: bool,
+
+    /// Indexing threads, the same for both engines [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    pub index_threads: Option<usize>,
+
+    /// tantivy's indexing memory budget over all its threads, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub tantivy_memory_mib: usize,
+
+    /// Queries per engine in the sequential pass (whole passes over the query set;
+    /// 10,000 makes p99 reportable).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub sequential_samples: u64,
+
+    /// Opens of each index (alternating engines) whose median is the open time.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub open_rounds: usize,
+
+    /// How deep each engine is asked in the agreement check, to find ties at the cut.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub agreement_depth: usize,
+
+    /// Go on to the timings even if the matched engines disagree (the figures are then
+    /// not a speed comparison, and say so).
+    #[arg(long)]
+    pub allow_disagreement: bool,
+
+    /// Requests in each engine's memory rung (a fresh process per engine); 0 skips it.
+    #[arg(long, value_name = "N", default_value_t = 5_000)]
+    pub memory_requests: u64,
+
+    /// Writes the comparison (every figure and ratio, the agreement per query) here.
+    #[arg(long, value_name = "FILE")]
+    pub compare_json: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub bench: BenchArgs,
+}
+
+/// Runs the comparison; prints as it goes and returns the report.
+pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
+    let engines = selected(&args.bench.engines)?;
+    let corpus = corpus_file(&args.corpus);
+    ensure!(corpus.is_file(), "{}: no corpus.jsonl there", args.corpus.display());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = args.index_threads.unwrap_or(cores);
+    ensure!(threads >= 1, "--index-threads must be at least 1");
+    eprintln!("compare: {}", args.analysis.label());
+
+    // 1. Indexes.
+    eprintln!("compare: fingerprinting {}", corpus.display());
+    let fingerprint = CorpusFingerprint::of(&corpus)?;
+    let mut built: Vec<(Engine, BuildStats, bool, PathBuf)> = Vec::new();
+    let mut heddle_segments = None;
+    for &engine in &order_for_build(&engines) {
+        let options = BuildOptions {
+            analysis: args.analysis,
+            threads,
+            // tantivy is merged down to heddle's segment count; heddle's own build
+            // (one commit) decides it.
+            segments: match engine {
+                Engine::Heddle => 0,
+                Engine::Tantivy => heddle_segments.unwrap_or(1),
+            },
+            memory_bytes: match engine {
+                Engine::Heddle => 0,
+                Engine::Tantivy => args.tantivy_memory_mib << 20,
+            },
+        };
+        let slot = Slot::new(&args.workdir, args.analysis, engine);
+        let key = BuildKey::new(engine, fingerprint.clone(), options.clone());
+        let (stats, reused) = match slot.reusable(&key).filter(|_| !args.rebuild) {
+            Some(record) => {
+                eprintln!(
+                    "compare: {}: reusing the index in {} (built from the same corpus with the same settings; --rebuild to rebuild)",
+                    engine.name(),
+                    slot.index_dir().display()
+                );
+                (record.stats, true)
+            }
+            None => {
+                slot.clear()?;
+                eprintln!(
+                    "compare: {}: building {} in a fresh process",
+                    engine.name(),
+                    slot.index_dir().display()
+                );
+                let stats = child::spawn_build(engine, &corpus, &slot.staging_dir(), &options)?;
+                let built_at_unix = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                slot.commit(&BuildRecord {
+                    key,
+                    stats: stats.clone(),
+                    built_at_unix,
+                })?;
+                (stats, false)
+            }
+        };
+        eprintln!(
+            "compare: {}: {} documents, {} segment(s), {} bytes, built in {:.2} s ({:.0} documents/s){}",
+            engine.name(),
+            stats.docs,
+            stats.segments,
+            stats.bytes,
+            stats.seconds,
+            stats.docs_per_sec,
+            if reused { " [reused]" } else { "" }
+        );
+        if engine == Engine::Heddle {
+            heddle_segments = Some(stats.segments.max(1));
+        }
+        built.push((engine, stats, reused, slot.index_dir()));
+    }
+    if let [(_, a, ..), (_, b, ..)] = &built[..] {
+        ensure!(
+            a.docs == b.docs,
+            "the engines indexed different numbers of documents ({} and {})",
+            a.docs,
+            b.docs
+        );
+    }
+    // Back to the order of --engines.
+    built.sort_by_key(|(e, ..)| engines.iter().position(|x| x == e));
+    let factories: Vec<Box<dyn BackendFactory>> = built
+        .iter()
+        .map(|(e, _, _, dir)| e.factory(dir, args.analysis))
+        .collect();
+
+    // 2. Agreement, before any timing.
+    let agreement = if built.len() == 2 {
+        let report = check_agreement(args, &built)?;
+        let threshold = (args.analysis == Analysis::Matched).then_some(MATCHED_THRESHOLD);
+        print!("{}", agreement::render(&report, threshold));
+        println!();
+        if let Some(t) = threshold
+            && !report.passes(t)
+        {
+            if args.allow_disagreement {
+                eprintln!(
+                    "compare: the engines DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
+                );
+            } else {
+                bail!(
+                    "the engines disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison; see the exceptions above (--allow-disagreement to time them anyway)",
+                    100.0 * (1.0 - report.agreeing),
+                    100.0 * (1.0 - t)
+                );
+            }
+        }
+        Some(report)
+    } else {
+        None
+    };
+
+    // 3. Open times, alternating engines.
+    let mut opens: Vec<Vec<f64>> = vec![Vec::new(); factories.len()];
+    for round in 0..args.open_rounds.max(1) {
+        for (i, f) in factories.iter().enumerate() {
+            let t = Instant::now();
+            let backend = f
+                .open(&args.workdir)
+                .with_context(|| format!("opening {}", f.name()))?;
+            opens[i].push(t.elapsed().as_secs_f64());
+            drop(backend);
+        }
+        eprintln!("compare: open round {}/{}", round + 1, args.open_rounds.max(1));
+    }
+
+    // 4. Sequential pass.
+    let queries = QueryCycle::load(&args.bench.queries, args.bench.seed)?;
+    let passes = passes_for(args.sequential_samples, queries.len());
+    let sequential = if args.sequential_samples > 0 {
+        let opened: Vec<(String, Arc<dyn Backend>)> = factories
+            .iter()
+            .map(|f| Ok((f.name().to_string(), f.open(&args.workdir)?)))
+            .collect::<anyhow::Result<_>>()?;
+        let refs: Vec<(&str, &dyn Backend)> =
+            opened.iter().map(|(n, b)| (n.as_str(), &**b)).collect();
+        eprintln!(
+            "compare: sequential pass: {passes} passes of {} queries per engine, alternating",
+            queries.len()
+        );
+        let reports = run_sequential(&refs, &queries, passes, args.bench.k);
+        print!("{}", render_sequential(&reports));
+        reports.into_iter().map(Some).collect()
+    } else {
+        vec![None; factories.len()]
+    };
+
+    // 5. The ladder: the instrument itself, both engines alternating rung by rung.
+    let mut bench = args.bench.clone();
+    bench.index = args.workdir.clone();
+    if bench.baseline.is_none() && engines.contains(&Engine::Tantivy) && engines.len() > 1 {
+        bench.baseline = Some(Engine::Tantivy.name().to_string());
+    }
+    let ladder = heddle_eval::bench::run(&bench, &factories)?;
+
+    // 6. Memory, each engine in a fresh process.
+    let memory_rate = memory_rate(&ladder);
+    let mut memory = Vec::new();
+    for (engine, _, _, dir) in &built {
+        if args.memory_requests == 0 {
+            memory.push(None);
+            continue;
+        }
+        eprintln!(
+            "compare: {}: memory rung at {}/s in a fresh process",
+            engine.name(),
+            memory_rate
+        );
+        memory.push(Some(child::spawn_serve_rss(
+            *engine,
+            dir,
+            args.analysis,
+            &args.bench.queries,
+            memory_rate,
+            args.memory_requests,
+            ladder.settings.threads,
+            ladder.settings.inflight,
+            args.bench.k,
+            args.bench.seed,
+        )?));
+    }
+
+    let figures: Vec<EngineFigures> = built
+        .into_iter()
+        .zip(opens)
+        .zip(sequential)
+        .zip(memory)
+        .map(|((((engine, stats, reused, _), opens), sequential), memory)| EngineFigures {
+            engine: engine.name().to_string(),
+            build: stats,
+            reused,
+            open_secs: spread(&opens).expect("at least one open"),
+            sequential,
+            memory,
+        })
+        .collect();
+    let report = CompareReport {
+        format: COMPARE_FORMAT,
+        tool: format!("heddle-bench {}", env!("CARGO_PKG_VERSION")),
+        tantivy_version: TANTIVY_VERSION.to_string(),
+        analysis: args.analysis.name().to_string(),
+        analysis_label: args.analysis.label().to_string(),
+        corpus: corpus.display().to_string(),
+        queries: args.bench.queries.display().to_string(),
+        machine: Machine::this(),
+        ratios: report::ratios(&figures, Some(&ladder)),
+        engines: figures,
+        agreement,
+        ladder_json: args.bench.json.as_ref().map(|p| p.display().to_string()),
+        memory_rate: (args.memory_requests > 0).then_some(memory_rate),
+    };
+    println!();
+    print!("{}", report::render_ratios(&report));
+    if let Some(path) = &args.compare_json {
+        report::write(&report, path)?;
+        eprintln!("compare: wrote {}", path.display());
+    }
+    Ok(report)
+}
+
+/// The engines of `--engines` (default: both), in that order.
+fn selected(names: &[String]) -> anyhow::Result<Vec<Engine>> {
+    if names.is_empty() {
+        return Ok(Engine::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let e = Engine::parse(n)?;
+        ensure!(!out.contains(&e), "engine {n:?} named twice");
+        out.push(e);
+    }
+    Ok(out)
+}
+
+/// heddle first: its segment count is tantivy's target.
+fn order_for_build(engines: &[Engine]) -> Vec<Engine> {
+    let mut v = engines.to_vec();
+    v.sort_by_key(|e| *e != Engine::Heddle);
+    v
+}
+
+fn check_agreement(
+    args: &CompareArgs,
+    built: &[(Engine, BuildStats, bool, PathBuf)],
+) -> anyhow::Result<AgreementReport> {
+    let k = args.bench.k;
+    let depth = args.agreement_depth.max(k);
+    let searchers = built
+        .iter()
+        .map(|(e, _, _, dir)| e.scored(dir, args.analysis))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let queries = heddle_corpus::beir::open_queries(&args.bench.queries)?
+        .collect::<Result<Vec<_>, _>>()?;
+    eprintln!(
+        "compare: agreement check: {} queries on both engines, top {k} (asked {depth} deep)",
+        queries.len()
+    );
+    let mut results = Vec::with_capacity(queries.len());
+    for q in queries {
+        let a = searchers[0].search_scored(&q.text, depth)?;
+        let b = searchers[1].search_scored(&q.text, depth)?;
+        results.push((q.id, q.text, a, b));
+    }
+    let mut report = agreement::report(
+        (built[0].0.name(), built[1].0.name()),
+        k,
+        depth,
+        results,
+    );
+    if args.analysis == Analysis::Matched && report.differs > 0 {
+        explain_by_length_code(args, built, &mut report)?;
+    }
+    Ok(report)
+}
+
+/// Recomputes, with the reference BM25, both engines' scores of every document in the
+/// queries that differ; a query whose scores are all reproduced (heddle's from the exact
+/// length, tantivy's from its length code) differs by the length code alone.
+fn explain_by_length_code(
+    args: &CompareArgs,
+    built: &[(Engine, BuildStats, bool, PathBuf)],
+    report: &mut AgreementReport,
+) -> anyhow::Result<()> {
+    let heddle_is_a = built[0].0 == Engine::Heddle;
+    let tantivy_dir = &built[if heddle_is_a { 1 } else { 0 }].3;
+    let tantivy = TantivyBackend::open(tantivy_dir, args.analysis)?;
+    let analyzer = heddle::Analyzer::new(args.analysis.heddle_analyzer());
+    let differing: Vec<&QueryAgreement> = report
+        .per_query
+        .iter()
+        .filter(|q| q.class == Class::Differs)
+        .collect();
+    let ids: HashSet<String> = differing
+        .iter()
+        .flat_map(|q| q.docs.iter().map(|d| d.id.clone()))
+        .collect();
+    eprintln!(
+        "compare: {} queries differ beyond ties; re-scoring their {} documents with the reference BM25",
+        differing.len(),
+        ids.len()
+    );
+    let docs = reference::read_docs(&corpus_file(&args.corpus), &ids, &analyzer)?;
+    let mut terms: HashSet<String> = HashSet::new();
+    for q in &differing {
+        terms.extend(reference::query_terms(&analyzer, &q.query).into_keys());
+    }
+    let stats = tantivy.collection_stats(terms.iter().map(String::as_str))?;
+    let close = |got: Option<f64>, want: f64, tolerance: f64| {
+        got.is_some_and(|g| (g - want).abs() <= tolerance * want.abs().max(1e-12))
+    };
+    agreement::explain(report, |q| {
+        let query = reference::query_terms(&analyzer, &q.query);
+        q.docs.iter().all(|d| {
+            let Some(terms) = docs.get(&d.id) else {
+                return false;
+            };
+            let (heddle, tantivy) = if heddle_is_a {
+                (d.score_a, d.score_b)
+            } else {
+                (d.score_b, d.score_a)
+            };
+            close(heddle, reference::score_exact(&stats, &query, terms), 1e-9)
+                && close(tantivy, reference::score_coded(&stats, &query, terms), 1e-5)
+        })
+    });
+    Ok(())
+}
+
+fn render_sequential(reports: &[crate::sequential::SequentialReport]) -> String {
+    use heddle_eval::bench::report::format::{micros, micros_or_dash};
+    let mut out = String::new();
+    for r in reports {
+        out.push_str(&format!(
+            "sequential {}: {} passes × {} queries, p50 {}, p90 {}, p99 {}, max {}; pass means {}{}\n",
+            r.engine,
+            r.passes,
+            r.queries_per_pass,
+            micros_or_dash(r.latency_us.p50),
+            micros_or_dash(r.latency_us.p90),
+            micros_or_dash(r.latency_us.p99),
+            micros_or_dash(r.latency_us.max),
+            r.pass_mean_us.map_or("-".to_string(), |s| format!(
+                "{} [{}–{}]",
+                micros(s.median.round() as u64),
+                micros(s.min.round() as u64),
+                micros(s.max.round() as u64)
+            )),
+            if r.errors > 0 {
+                format!(", {} FAILED", r.errors)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// The memory rung's rate: the fastest rung where no engine shed (it stresses memory
+/// most while staying a latency measurement), else the slowest rung.
+fn memory_rate(ladder: &BenchReport) -> f64 {
+    let rates = &ladder.ladder.rates;
+    let clean = |i: usize| {
+        !ladder
+            .summary
+            .iter()
+            .any(|s| s.rung == i && (s.overloaded || !s.valid))
+    };
+    (0..rates.len())
+        .filter(|&i| clean(i))
+        .map(|i| rates[i])
+        .reduce(f64::max)
+        .or_else(|| rates.iter().copied().reduce(f64::min))
+        .unwrap_or(1.0)
+}
+
+/// For tests: where a slot's index lives.
+pub fn index_dir(workdir: &Path, analysis: Analysis, engine: Engine) -> PathBuf {
+    Slot::new(workdir, analysis, engine).index_dir()
+}

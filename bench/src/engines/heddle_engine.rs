@@ -1,0 +1,122 @@
+//! heddle's side: the index built the way `heddle-eval index` builds it (every document
+//! buffered, one commit), and the instrument's own heddle backend opened at its directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use heddle::{Index, IndexSettings, SearchOptions};
+use heddle_eval::bench::{Backend, BackendFactory, HeddleFactory};
+use heddle_eval::progress::{Progress, thousands};
+
+use super::{BuildOptions, BuildStats, Engine, ScoredHit, ScoredSearch, dir_size};
+
+pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::Result<BuildStats> {
+    let started = Instant::now();
+    let mut progress = Progress::new("build heddle");
+    let index = Index::create(
+        dir,
+        IndexSettings {
+            analyzer: opts.analysis.heddle_analyzer(),
+            per_field: false,
+        },
+    )?;
+    let mut writer = index.writer()?;
+    writer.set_threads(opts.threads)?;
+    writer.set_background_merges(false);
+    let mut reader = heddle_corpus::beir::open_corpus(corpus)?;
+    let path = reader.path().to_path_buf();
+    while let Some(doc) = reader.next() {
+        let doc = doc?;
+        writer
+            .add(doc)
+            .with_context(|| format!("{}:{}", path.display(), reader.line()))?;
+        progress.tick(|| format!("{} documents read", thousands(writer.buffered() as u64)));
+    }
+    let read = started.elapsed().as_secs_f64();
+    progress.say(&format!(
+        "{} documents read; committing one segment on {} threads",
+        thousands(writer.buffered() as u64),
+        opts.threads
+    ));
+    let stats = writer.commit()?;
+    drop(writer);
+    let seconds = started.elapsed().as_secs_f64();
+    progress.say("committed");
+    Ok(BuildStats {
+        engine: Engine::Heddle,
+        docs: stats.docs as u64,
+        seconds,
+        docs_per_sec: stats.docs as f64 / seconds.max(1e-9),
+        bytes: dir_size(dir)?,
+        segments: index.segments().len(),
+        phases: vec![
+            ("read and buffer".into(), read),
+            ("analysis".into(), stats.analysis.as_secs_f64()),
+            ("encoding".into(), stats.encoding.as_secs_f64()),
+            ("write".into(), stats.write.as_secs_f64()),
+            ("fsync".into(), stats.fsync.as_secs_f64()),
+            ("commit total".into(), stats.total.as_secs_f64()),
+        ],
+        peak_rss_kib: None,
+        threads: opts.threads,
+    })
+}
+
+/// The instrument's [`HeddleFactory`] (the very backend `heddle-eval bench` runs),
+/// opening the index at a fixed directory.
+#[derive(Debug, Clone)]
+pub struct HeddleAt {
+    dir: PathBuf,
+}
+
+impl HeddleAt {
+    pub fn new(dir: &Path) -> Self {
+        HeddleAt {
+            dir: dir.to_path_buf(),
+        }
+    }
+}
+
+impl BackendFactory for HeddleAt {
+    fn name(&self) -> &str {
+        HeddleFactory.name()
+    }
+
+    fn open(&self, _index: &Path) -> anyhow::Result<Arc<dyn Backend>> {
+        HeddleFactory.open(&self.dir)
+    }
+}
+
+/// heddle with scores, for the agreement check.
+pub struct HeddleScored {
+    index: Index,
+}
+
+impl HeddleScored {
+    pub fn open(dir: &Path) -> anyhow::Result<Self> {
+        let index = Index::open(dir)
+            .with_context(|| format!("opening heddle index {}", dir.display()))?;
+        Ok(HeddleScored { index })
+    }
+}
+
+impl ScoredSearch for HeddleScored {
+    fn search_scored(&self, query: &str, k: usize) -> anyhow::Result<Vec<ScoredHit>> {
+        let opts = SearchOptions {
+            k,
+            ..SearchOptions::default()
+        };
+        Ok(self
+            .index
+            .searcher()
+            .search(query, &opts)?
+            .into_iter()
+            .map(|h| ScoredHit {
+                id: h.id,
+                score: h.score,
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,77 @@
+//! `heddle-bench`: `heddle-eval bench` with tantivy beside heddle.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use heddle_bench::child::{self, BuildIndexArgs, ServeRssArgs};
+use heddle_bench::compare::{self, CompareArgs};
+use heddle_bench::report;
+
+/// heddle against tantivy with the same open-loop instrument, queries and tokens.
+#[derive(Parser)]
+#[command(name = "heddle-bench", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Builds (or reuses) both engines' indexes of a BEIR corpus, checks that they agree,
+    /// and compares them: build, size, open, a sequential pass, the open-loop ladder
+    /// (engines alternating rung by rung) and peak RSS, as heddle/tantivy ratios. Takes
+    /// every `heddle-eval bench` flag but --index.
+    Bench(Box<CompareArgs>),
+    /// Several runs' --compare-json files: every figure and ratio as median [min–max].
+    Summarise {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// (Internal) builds one engine's index; prints its stats as JSON.
+    #[command(hide = true)]
+    BuildIndex(BuildIndexArgs),
+    /// (Internal) one engine's memory rung; prints its peak RSS as JSON.
+    #[command(hide = true)]
+    ServeRss(ServeRssArgs),
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("heddle-bench: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    // Each engine has its own index under --workdir: the instrument's --index is set by
+    // heddle-bench, not by the user.
+    let command = Cli::command().mut_subcommand("bench", |c| {
+        c.mut_arg("index", |a| a.required(false).hide(true).default_value("."))
+    });
+    let matches = command.get_matches();
+    if let Some(("bench", m)) = matches.subcommand()
+        && m.value_source("index") == Some(ValueSource::CommandLine)
+    {
+        bail!("heddle-bench builds each engine's index from --corpus under --workdir; it takes no --index");
+    }
+    let cli = Cli::from_arg_matches(&matches)?;
+    match cli.command {
+        Command::Bench(args) => compare::run(&args).map(|_| ()),
+        Command::Summarise { files } => {
+            let runs = files
+                .iter()
+                .map(|f| report::read(f))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            print!("{}", report::render_summary(&runs));
+            Ok(())
+        }
+        Command::BuildIndex(args) => child::build_index(&args),
+        Command::ServeRss(args) => child::serve_rss(&args),
+    }
+}

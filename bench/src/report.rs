@@ -1,0 +1,569 @@
+//! The comparison's own report: every figure of both engines as heddle/tantivy ratios,
+//! as a table on stdout and a JSON file, and the median of several runs' JSON files.
+//!
+//! A ratio above 1 means heddle's figure is the larger: slower, bigger, or (for
+//! documents per second) faster. The last column says which, in words.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use heddle_eval::bench::report::format::{kib, micros, rate};
+use heddle_eval::bench::report::{BenchReport, LadderRule};
+use heddle_eval::bench::stats::{Spread, spread};
+use serde::{Deserialize, Serialize};
+
+use crate::agreement::AgreementReport;
+use crate::child::ServeRss;
+use crate::engines::BuildStats;
+use crate::sequential::SequentialReport;
+
+/// Bumped when a field changes meaning or disappears.
+pub const COMPARE_FORMAT: u32 = 1;
+
+/// The machine a run measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Machine {
+    pub cpu: String,
+    pub cores: usize,
+    pub memory_kib: Option<u64>,
+}
+
+impl Machine {
+    pub fn this() -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map_or("unknown".to_string(), |(_, v)| v.trim().to_string());
+        let memory_kib = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find_map(|l| l.strip_prefix("MemTotal:"))
+                    .and_then(|v| v.trim().strip_suffix("kB"))
+                    .and_then(|v| v.trim().parse().ok())
+            });
+        Machine {
+            cpu,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_kib,
+        }
+    }
+}
+
+/// One engine's figures outside the ladder.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EngineFigures {
+    pub engine: String,
+    pub build: BuildStats,
+    /// The index was reused from an earlier run (its build figures are that run's).
+    pub reused: bool,
+    /// Seconds to open the index, over `open_rounds` opens alternating with the other
+    /// engine's (the files are in the page cache: a warm open).
+    pub open_secs: Spread<f64>,
+    pub sequential: Option<SequentialReport>,
+    pub memory: Option<ServeRss>,
+}
+
+/// Whether a larger figure is better for its engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+/// What a ratio measures, for the words in the last column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Time,
+    Rate,
+    Size,
+}
+
+/// One compared figure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RatioRow {
+    /// Stable across runs (a derived ladder's rates are not): `ladder 3 p50`.
+    pub key: String,
+    /// As shown: `ladder 0.5×C (1,230/s) p50`.
+    pub label: String,
+    pub kind: Kind,
+    pub better: Better,
+    pub heddle: Option<f64>,
+    pub tantivy: Option<f64>,
+    /// heddle / tantivy.
+    pub ratio: Option<f64>,
+    pub note: String,
+}
+
+impl RatioRow {
+    fn new(key: &str, label: &str, kind: Kind, heddle: Option<f64>, tantivy: Option<f64>) -> Self {
+        let ratio = match (heddle, tantivy) {
+            (Some(h), Some(t)) if t > 0.0 => Some(h / t),
+            _ => None,
+        };
+        RatioRow {
+            key: key.to_string(),
+            label: label.to_string(),
+            kind,
+            better: if kind == Kind::Rate {
+                Better::Higher
+            } else {
+                Better::Lower
+            },
+            heddle,
+            tantivy,
+            ratio,
+            note: String::new(),
+        }
+    }
+
+    fn note(mut self, note: &str) -> Self {
+        self.note = note.to_string();
+        self
+    }
+}
+
+/// The whole comparison run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CompareReport {
+    pub format: u32,
+    pub tool: String,
+    pub tantivy_version: String,
+    /// `matched` or `native`.
+    pub analysis: String,
+    pub analysis_label: String,
+    pub corpus: String,
+    pub queries: String,
+    pub machine: Machine,
+    pub engines: Vec<EngineFigures>,
+    pub agreement: Option<AgreementReport>,
+    /// The ladder's JSON (`--json`), if written.
+    pub ladder_json: Option<String>,
+    /// The rate of the memory rung each engine ran in a process of its own.
+    pub memory_rate: Option<f64>,
+    pub ratios: Vec<RatioRow>,
+}
+
+fn secs_to_us(s: f64) -> u64 {
+    (s * 1e6).round() as u64
+}
+
+/// Every ratio of one run.
+pub fn ratios(engines: &[EngineFigures], ladder: Option<&BenchReport>) -> Vec<RatioRow> {
+    let get = |name: &str| engines.iter().find(|e| e.engine == name);
+    let (Some(h), Some(t)) = (get("heddle"), get("tantivy")) else {
+        return Vec::new();
+    };
+    let mut rows = vec![
+        RatioRow::new(
+            "build seconds",
+            "index build time",
+            Kind::Time,
+            Some(h.build.seconds),
+            Some(t.build.seconds),
+        ),
+        RatioRow::new(
+            "build docs/s",
+            "documents per second",
+            Kind::Rate,
+            Some(h.build.docs_per_sec),
+            Some(t.build.docs_per_sec),
+        ),
+        RatioRow::new(
+            "index bytes",
+            "index size on disk",
+            Kind::Size,
+            Some(h.build.bytes as f64),
+            Some(t.build.bytes as f64),
+        ),
+        RatioRow::new(
+            "build peak rss",
+            "build peak RSS (own process)",
+            Kind::Size,
+            h.build.peak_rss_kib.map(|k| k as f64 * 1024.0),
+            t.build.peak_rss_kib.map(|k| k as f64 * 1024.0),
+        ),
+        RatioRow::new(
+            "open seconds",
+            "open time (median, warm cache)",
+            Kind::Time,
+            Some(h.open_secs.median),
+            Some(t.open_secs.median),
+        ),
+    ];
+    if let (Some(hs), Some(ts)) = (&h.sequential, &t.sequential) {
+        for (q, hv, tv) in [
+            ("p50", hs.latency_us.p50, ts.latency_us.p50),
+            ("p99", hs.latency_us.p99, ts.latency_us.p99),
+            ("max", hs.latency_us.max, ts.latency_us.max),
+        ] {
+            rows.push(RatioRow::new(
+                &format!("sequential {q}"),
+                &format!("sequential {q}"),
+                Kind::Time,
+                hv.map(|v| v as f64 / 1e6),
+                tv.map(|v| v as f64 / 1e6),
+            ));
+        }
+    }
+    if let Some(l) = ladder {
+        rows.extend(ladder_rows(l));
+    }
+    if let (Some(hm), Some(tm)) = (&h.memory, &t.memory) {
+        let kib_row = |key: &str, label: &str, a: Option<u64>, b: Option<u64>| {
+            RatioRow::new(
+                key,
+                label,
+                Kind::Size,
+                a.map(|k| k as f64 * 1024.0),
+                b.map(|k| k as f64 * 1024.0),
+            )
+        };
+        rows.push(kib_row(
+            "serve peak rss",
+            "serving peak RSS (own process, VmHWM)",
+            hm.vm_hwm_kib,
+            tm.vm_hwm_kib,
+        ));
+        rows.push(kib_row(
+            "serve anon peak",
+            "  of which anonymous (rung peak)",
+            hm.rss_anon_peak_kib,
+            tm.rss_anon_peak_kib,
+        ));
+        rows.push(kib_row(
+            "serve file peak",
+            "  of which file-backed (rung peak)",
+            hm.rss_file_peak_kib,
+            tm.rss_file_peak_kib,
+        ));
+    }
+    rows
+}
+
+/// p50 and p99 at every rung, from the ladder's summary (medians over repetitions).
+fn ladder_rows(l: &BenchReport) -> Vec<RatioRow> {
+    let mut rows = Vec::new();
+    for (i, &r) in l.ladder.rates.iter().enumerate() {
+        let find = |e: &str| l.summary.iter().find(|s| s.engine == e && s.rung == i);
+        let (Some(h), Some(t)) = (find("heddle"), find("tantivy")) else {
+            continue;
+        };
+        let at = match (l.ladder.rule, l.ladder.fractions.get(i)) {
+            (LadderRule::Derived, Some(f)) => format!("{f}×C ({}/s)", rate(r)),
+            _ => format!("{}/s", rate(r)),
+        };
+        let overloaded = h.overloaded || t.overloaded;
+        let note = match (h.overloaded, t.overloaded) {
+            (true, true) => "both OVERLOADED: compares shedding",
+            (true, false) => "heddle OVERLOADED: compares shedding",
+            (false, true) => "tantivy OVERLOADED: compares shedding",
+            _ if !h.valid || !t.valid => "invalid rung",
+            _ => "",
+        };
+        for (q, hv, tv) in [
+            ("p50", &h.p50_us, &t.p50_us),
+            ("p99", &h.p99_us, &t.p99_us),
+        ] {
+            rows.push(
+                RatioRow::new(
+                    &format!("ladder {} {q}", i + 1),
+                    &format!("ladder {at} {q}"),
+                    Kind::Time,
+                    hv.map(|s| s.median as f64 / 1e6),
+                    tv.map(|s| s.median as f64 / 1e6),
+                )
+                .note(if overloaded || !note.is_empty() {
+                    note
+                } else {
+                    ""
+                }),
+            );
+        }
+    }
+    rows
+}
+
+fn show(kind: Kind, v: f64) -> String {
+    match kind {
+        Kind::Time if v < 1.0 => micros(secs_to_us(v)),
+        Kind::Time => format!("{v:.2}s"),
+        Kind::Rate => format!("{v:.0}/s"),
+        Kind::Size => kib((v / 1024.0).round() as u64),
+    }
+}
+
+/// `heddle 1.80× slower`, `heddle 1.25× smaller`, `same`.
+fn reading(row: &RatioRow, ratio: f64) -> String {
+    if (ratio - 1.0).abs() < 0.005 {
+        return "same".to_string();
+    }
+    let heddle_larger = ratio > 1.0;
+    let factor = if heddle_larger { ratio } else { 1.0 / ratio };
+    let word = match (row.kind, heddle_larger) {
+        (Kind::Time, true) => "slower",
+        (Kind::Time, false) => "faster",
+        (Kind::Rate, true) => "faster",
+        (Kind::Rate, false) => "slower",
+        (Kind::Size, true) => "larger",
+        (Kind::Size, false) => "smaller",
+    };
+    format!("heddle {factor:.2}× {word}")
+}
+
+/// The ratio table of one run.
+pub fn render_ratios(report: &CompareReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "heddle vs tantivy {} — {}",
+        report.tantivy_version, report.analysis_label
+    );
+    let _ = writeln!(
+        out,
+        "  corpus {}, queries {}; machine: {}, {} cores",
+        report.corpus, report.queries, report.machine.cpu, report.machine.cores
+    );
+    for e in &report.engines {
+        let b = &e.build;
+        let phases: Vec<String> = b
+            .phases
+            .iter()
+            .map(|(p, s)| format!("{p} {s:.2}s"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {}: {} docs, {} segment{}, {} indexing threads{}; {}",
+            e.engine,
+            b.docs,
+            b.segments,
+            if b.segments == 1 { "" } else { "s" },
+            b.threads,
+            if e.reused { " (reused index)" } else { "" },
+            phases.join(", ")
+        );
+    }
+    if let Some(a) = &report.agreement {
+        let _ = writeln!(
+            out,
+            "  agreement: {:.1}% of {} queries agree on the top {} ({} identical, {} tied at the cut); {} more differ by tantivy's length code alone, {} otherwise",
+            100.0 * a.agreeing,
+            a.queries,
+            a.k,
+            a.identical,
+            a.tie_at_cut,
+            a.length_code,
+            a.differs
+        );
+    }
+    if let Some(r) = report.memory_rate {
+        let _ = writeln!(
+            out,
+            "  RSS: each engine in a fresh process (open, warm-up, one open-loop rung at {}/s)",
+            rate(r)
+        );
+    }
+    let mut t = TextTable::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
+    for row in &report.ratios {
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| show(row.kind, v));
+        let mut reading_cell = row.ratio.map_or(String::new(), |r| reading(row, r));
+        if !row.note.is_empty() {
+            reading_cell = format!("{reading_cell} ({})", row.note);
+        }
+        t.row(vec![
+            row.label.clone(),
+            cell(row.heddle),
+            cell(row.tantivy),
+            row.ratio.map_or("-".to_string(), |r| format!("{r:.2}×")),
+            reading_cell,
+        ]);
+    }
+    let _ = writeln!(out, "\nratios (heddle / tantivy; above 1: heddle's figure is larger)");
+    out.push_str(&t.render());
+    out
+}
+
+/// Reads one run's JSON.
+pub fn read(path: &Path) -> anyhow::Result<CompareReport> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Writes one run's JSON.
+pub fn write(report: &CompareReport, path: &Path) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(report)?)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Several runs' ratios: for each figure, each engine's median [min–max] over runs and
+/// the ratio's median [min–max] (of the per-run ratios; each run's engines ran
+/// alternating, so a run's ratio is the comparable unit).
+pub fn render_summary(runs: &[CompareReport]) -> String {
+    let mut out = String::new();
+    let Some(first) = runs.first() else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "{} runs of heddle vs tantivy {} — {}; median [min–max] over runs",
+        runs.len(),
+        first.tantivy_version,
+        first.analysis_label
+    );
+    let _ = writeln!(
+        out,
+        "  machine: {}, {} cores",
+        first.machine.cpu, first.machine.cores
+    );
+    let agreeing: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.agreement.as_ref().map(|a| a.agreeing * 100.0))
+        .collect();
+    let explained: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.agreement.as_ref().map(|a| a.agreeing_explained * 100.0))
+        .collect();
+    if let (Some(s), Some(e)) = (spread(&agreeing), spread(&explained)) {
+        let _ = writeln!(
+            out,
+            "  agreement: {} % of queries identical or tied at the cut; {} % with those differing by the length code alone",
+            fmt_spread(&s, |v| format!("{v:.1}")),
+            fmt_spread(&e, |v| format!("{v:.1}"))
+        );
+    }
+    let mut t = TextTable::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
+    for row in &first.ratios {
+        let same: Vec<&RatioRow> = runs
+            .iter()
+            .filter_map(|r| r.ratios.iter().find(|x| x.key == row.key))
+            .collect();
+        let col = |get: fn(&RatioRow) -> Option<f64>| -> Option<Spread<f64>> {
+            let v: Vec<f64> = same.iter().filter_map(|r| get(r)).collect();
+            if v.len() == same.len() { spread(&v) } else { None }
+        };
+        let (h, tv, ratio) = (col(|r| r.heddle), col(|r| r.tantivy), col(|r| r.ratio));
+        let label = if row.key.starts_with("ladder") {
+            // Rates differ between runs of a derived ladder: show the fraction only.
+            row.label
+                .split_once(" (")
+                .map_or(row.label.clone(), |(a, b)| {
+                    format!("{a}{}", b.split_once(')').map_or("", |(_, q)| q))
+                })
+        } else {
+            row.label.clone()
+        };
+        let notes: Vec<&str> = same
+            .iter()
+            .map(|r| r.note.as_str())
+            .filter(|n| !n.is_empty())
+            .collect();
+        let mut reading_cell = ratio.map_or(String::new(), |s| reading(row, s.median));
+        if !notes.is_empty() {
+            reading_cell = format!("{reading_cell} ({} of {} runs: {})", notes.len(), same.len(), notes[0]);
+        }
+        t.row(vec![
+            label,
+            h.map_or("-".into(), |s| fmt_spread(&s, |v| show(row.kind, v))),
+            tv.map_or("-".into(), |s| fmt_spread(&s, |v| show(row.kind, v))),
+            ratio.map_or("-".into(), |s| fmt_spread(&s, |v| format!("{v:.2}×"))),
+            reading_cell,
+        ]);
+    }
+    out.push_str(&t.render());
+    out
+}
+
+fn fmt_spread(s: &Spread<f64>, f: impl Fn(f64) -> String) -> String {
+    let (m, a, b) = (f(s.median), f(s.min), f(s.max));
+    if a == b { m } else { format!("{m} [{a}–{b}]") }
+}
+
+/// Columns padded to their widest cell; the first and last left-aligned.
+struct TextTable {
+    rows: Vec<Vec<String>>,
+}
+
+impl TextTable {
+    fn new(headers: &[&str]) -> Self {
+        TextTable {
+            rows: vec![headers.iter().map(|h| h.to_string()).collect()],
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn render(&self) -> String {
+        let cols = self.rows[0].len();
+        let widths: Vec<usize> = (0..cols)
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(c))
+                    .map(|s| s.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                let pad = widths[c].saturating_sub(cell.chars().count());
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                if c == 0 || c == cols - 1 {
+                    line.push_str(cell);
+                    line.extend(std::iter::repeat_n(' ', pad));
+                } else {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                    line.push_str(cell);
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: Kind, h: f64, t: f64) -> RatioRow {
+        RatioRow::new("k", "k", kind, Some(h), Some(t))
+    }
+
+    #[test]
+    fn ratios_read_in_words_the_right_way_round() {
+        let slow = row(Kind::Time, 2.0, 1.0);
+        assert_eq!(slow.ratio, Some(2.0));
+        assert_eq!(reading(&slow, 2.0), "heddle 2.00× slower");
+        assert_eq!(reading(&row(Kind::Time, 1.0, 2.0), 0.5), "heddle 2.00× faster");
+        let rate = row(Kind::Rate, 300.0, 100.0);
+        assert_eq!(rate.better, Better::Higher);
+        assert_eq!(reading(&rate, 3.0), "heddle 3.00× faster");
+        assert_eq!(reading(&row(Kind::Size, 1.0, 4.0), 0.25), "heddle 4.00× smaller");
+        assert_eq!(reading(&row(Kind::Size, 1.0, 1.0), 1.0), "same");
+        assert_eq!(RatioRow::new("k", "k", Kind::Time, Some(1.0), None).ratio, None);
+    }
+
+    #[test]
+    fn times_show_in_the_instruments_units() {
+        assert_eq!(show(Kind::Time, 0.000_412), "412µs");
+        assert_eq!(show(Kind::Time, 12.5), "12.50s");
+        assert_eq!(show(Kind::Size, 2.0 * 1024.0 * 1024.0), "2.0M");
+    }
+}
