@@ -9,7 +9,7 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 
 use super::backend::{Backend, BackendFactory, HeddleFactory};
-use super::ladder::{calibrate, derived, named, run_ladder, warm_up};
+use super::ladder::{calibrate, derived, derived_with, named, run_ladder, warm_up};
 use super::loadgen::Arrivals;
 use super::queries::QueryCycle;
 use super::report::{
@@ -83,6 +83,16 @@ pub struct BenchArgs {
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub engines: Vec<String>,
 
+    /// The engine the comparison section divides by: ratios are each other engine's
+    /// figure over this one's [default: the first engine].
+    #[arg(long, value_name = "ENGINE")]
+    pub baseline: Option<String>,
+
+    /// A derived ladder's rungs, as fractions of the estimated capacity
+    /// [default: 0.125,0.25,0.5,0.75,1,2].
+    #[arg(long, value_name = "F1,F2,...", value_delimiter = ',')]
+    pub fractions: Vec<f64>,
+
     /// Writes every figure and the raw histograms as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -102,6 +112,12 @@ pub fn default_engines() -> Vec<Box<dyn BackendFactory>> {
 /// on stdout and writes the JSON and SVG if asked. Progress goes to stderr.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<BenchReport> {
     let chosen = select(engines, &args.engines)?;
+    if let Some(base) = &args.baseline {
+        ensure!(
+            chosen.iter().any(|e| e.name() == base),
+            "--baseline {base:?} is not one of the engines run"
+        );
+    }
     let queries = QueryCycle::load(&args.queries, args.seed)?;
     let settings = settings(args, queries.len())?;
 
@@ -144,7 +160,11 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
                 &queries,
             ));
         }
-        derived(calibrations)
+        if args.fractions.is_empty() {
+            derived(calibrations)
+        } else {
+            derived_with(calibrations, &args.fractions)
+        }
     } else {
         named(&args.rates)
     };
@@ -230,6 +250,16 @@ fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<Settings> {
             "--rates: {r} is not a positive rate"
         );
     }
+    ensure!(
+        args.rates.is_empty() || args.fractions.is_empty(),
+        "--fractions shapes a derived ladder; with --rates the rates are named"
+    );
+    for &f in &args.fractions {
+        ensure!(
+            f.is_finite() && f > 0.0,
+            "--fractions: {f} is not a positive fraction"
+        );
+    }
     Ok(Settings {
         index: args.index.display().to_string(),
         queries: args.queries.display().to_string(),
@@ -243,5 +273,6 @@ fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<Settings> {
         k: args.k,
         seed: args.seed,
         repeat: args.repeat,
+        baseline: args.baseline.clone(),
     })
 }

@@ -10,7 +10,7 @@ mod warmup;
 pub use calibrate::calibrate;
 pub use plan::{
     CALIBRATION_MAX_ATTEMPTS, CALIBRATION_UTILISATION, FRACTIONS, LOAD_POINT_FRACTION,
-    MAX_CALIBRATION_UTILISATION, derived, named, requests_for, round_rate, servers,
+    MAX_CALIBRATION_UTILISATION, derived, derived_with, named, requests_for, round_rate, servers,
 };
 pub use rung::{RungSpec, run_rung};
 pub use warmup::warm_up;

@@ -62,6 +62,11 @@ pub fn named(rates: &[f64]) -> LadderPlan {
 /// capacity, so that every rung below 1× is under capacity for every engine and a
 /// ratio at those rungs compares latency, not shedding.
 pub fn derived(calibrations: Vec<Calibration>) -> LadderPlan {
+    derived_with(calibrations, &FRACTIONS)
+}
+
+/// [`derived`] with other fractions of the smallest capacity (`--fractions`).
+pub fn derived_with(calibrations: Vec<Calibration>, fractions: &[f64]) -> LadderPlan {
     let basis = calibrations
         .iter()
         .min_by(|a, b| a.capacity_per_sec.total_cmp(&b.capacity_per_sec))
@@ -69,8 +74,8 @@ pub fn derived(calibrations: Vec<Calibration>) -> LadderPlan {
     let capacity = basis.capacity_per_sec;
     LadderPlan {
         rule: LadderRule::Derived,
-        rates: FRACTIONS.iter().map(|f| round_rate(f * capacity)).collect(),
-        fractions: FRACTIONS.to_vec(),
+        rates: fractions.iter().map(|f| round_rate(f * capacity)).collect(),
+        fractions: fractions.to_vec(),
         capacity_per_sec: Some(capacity),
         basis_engine: Some(basis.engine.clone()),
         load_point: Some(round_rate(LOAD_POINT_FRACTION * capacity)),
@@ -105,6 +110,14 @@ mod tests {
         assert_eq!(plan.basis_engine.as_deref(), Some("slow"));
         assert_eq!(plan.load_point, Some(2_000.0));
         assert_eq!(plan.rule, LadderRule::Derived);
+    }
+
+    #[test]
+    fn other_fractions_shape_the_derived_ladder() {
+        let plan = derived_with(vec![calibration("only", 1_000.0)], &[0.25, 0.5, 2.0]);
+        assert_eq!(plan.rates, vec![250.0, 500.0, 2_000.0]);
+        assert_eq!(plan.fractions, vec![0.25, 0.5, 2.0]);
+        assert_eq!(plan.load_point, Some(500.0));
     }
 
     #[test]

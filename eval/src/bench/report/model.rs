@@ -43,6 +43,9 @@ pub struct Settings {
     pub k: usize,
     pub seed: u64,
     pub repeat: usize,
+    /// The engine the comparison's ratios divide by; absent: the first engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 /// How the rates were chosen (docs/PERF.md, "The ladder").

@@ -201,10 +201,16 @@ fn process(r: &BenchReport, out: &mut String) {
     out.push('\n');
 }
 
-/// With several engines: each one's median p50 and p99 over the first engine's, rung by
-/// rung (docs/PERF.md: comparisons are quoted as ratios).
+/// With several engines: each one's median p50 and p99 over the baseline's
+/// (`--baseline`, or else the first engine's), rung by rung (docs/PERF.md: comparisons
+/// are quoted as ratios).
 fn comparison(r: &BenchReport, out: &mut String) {
-    let Some(base) = r.engines.first().map(|e| e.name.as_str()) else {
+    let named = r
+        .settings
+        .baseline
+        .as_deref()
+        .filter(|b| r.engines.iter().any(|e| e.name == *b));
+    let Some(base) = named.or(r.engines.first().map(|e| e.name.as_str())) else {
         return;
     };
     if r.engines.len() < 2 {
