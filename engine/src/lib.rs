@@ -22,6 +22,8 @@ mod document;
 mod error;
 mod field;
 pub mod fusion;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 mod postings;
 pub mod search;

@@ -59,13 +59,18 @@ impl Manifest {
             Err(e) => return Err(Error::io(&path, e)),
         };
         let body = footer::verify(&path, &bytes)?;
+        Self::parse(&path, body)
+    }
+
+    /// Parses a manifest body (the JSON before the footer) read from `path`.
+    pub(crate) fn parse(path: &Path, body: &[u8]) -> Result<Manifest> {
         let manifest: Manifest = serde_json::from_slice(body).map_err(|e| Error::Manifest {
-            path: path.clone(),
+            path: path.to_path_buf(),
             detail: e.to_string(),
         })?;
         if manifest.format_version != FORMAT_VERSION {
             return Err(Error::Version {
-                path,
+                path: path.to_path_buf(),
                 expected: FORMAT_VERSION,
                 found: manifest.format_version,
             });

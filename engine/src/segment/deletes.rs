@@ -27,6 +27,27 @@ pub(crate) fn file_bytes(deleted: &RoaringBitmap) -> Vec<u8> {
     bytes
 }
 
+/// Decodes a delete file's bytes (footer included) and checks every id is below
+/// `doc_count`.
+pub(crate) fn decode(path: &Path, file: &[u8], doc_count: u32) -> Result<RoaringBitmap> {
+    let body = footer::verify(path, file)?;
+    let bitmap = RoaringBitmap::deserialize_from(body).map_err(|e| Error::Corrupt {
+        path: path.to_path_buf(),
+        what: "delete bitmap",
+        detail: e.to_string(),
+    })?;
+    if let Some(max) = bitmap.max()
+        && max >= doc_count
+    {
+        return Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "delete bitmap",
+            detail: format!("deletes document {max} of a segment of {doc_count}"),
+        });
+    }
+    Ok(bitmap)
+}
+
 /// An open delete file.
 #[derive(Debug)]
 pub(crate) struct DeleteSet {
@@ -39,21 +60,7 @@ impl DeleteSet {
     pub(crate) fn open(dir: &Path, file: &str, doc_count: u32) -> Result<Self> {
         let path = dir.join(file);
         let mapped = MappedFile::open(&path)?;
-        let body = footer::verify(&path, mapped.bytes())?;
-        let bitmap = RoaringBitmap::deserialize_from(body).map_err(|e| Error::Corrupt {
-            path: path.clone(),
-            what: "delete bitmap",
-            detail: e.to_string(),
-        })?;
-        if let Some(max) = bitmap.max()
-            && max >= doc_count
-        {
-            return Err(Error::Corrupt {
-                path,
-                what: "delete bitmap",
-                detail: format!("deletes document {max} of a segment of {doc_count}"),
-            });
-        }
+        let bitmap = decode(&path, mapped.bytes(), doc_count)?;
         Ok(DeleteSet { path, bitmap })
     }
 

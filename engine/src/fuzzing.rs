@@ -1,0 +1,106 @@
+//! Entry points for fuzzers and robustness tests: every decoder of bytes read from disk,
+//! callable on arbitrary input. Each must return (an error or a value) without panicking,
+//! hanging, or allocating more than the input justifies. Not part of the stable API.
+
+use std::path::Path;
+
+use crate::postings::{PostingsList, TERMINATED};
+use crate::segment::footer;
+use crate::segment::lengths::Lengths;
+use crate::store::StoreReader;
+use crate::termdict::TermDict;
+
+const PATH: &str = "fuzz-input";
+
+/// The footer check every file goes through.
+pub fn footer(bytes: &[u8]) {
+    let _ = footer::verify(Path::new(PATH), bytes);
+}
+
+/// A manifest body (JSON) as `Index::open` parses it, after its footer.
+pub fn manifest(bytes: &[u8]) {
+    let _ = crate::index::Manifest::parse(Path::new(PATH), bytes);
+}
+
+/// A term dictionary body: open it, then read every term and entry, and look some up.
+pub fn termdict(bytes: &[u8]) {
+    if let Ok(dict) = TermDict::open(Path::new(PATH), bytes) {
+        for i in 0..dict.len().min(10_000) {
+            let term = dict.term(bytes, i);
+            let _ = dict.info(bytes, i);
+            let _ = dict.get(bytes, term);
+        }
+        let _ = dict.get(bytes, b"fuzz");
+    }
+}
+
+/// A postings list with the `df` its first byte proposes: open, walk, and seek.
+pub fn postings(bytes: &[u8]) {
+    let Some((&df, list)) = bytes.split_first() else {
+        return;
+    };
+    let Ok(list) = PostingsList::open(list, df as u32 * 37 + 1, Path::new(PATH)) else {
+        return;
+    };
+    let mut cursor = list.cursor();
+    while cursor.doc() != TERMINATED {
+        let _ = cursor.tf();
+        cursor.advance();
+    }
+    let mut cursor = list.cursor();
+    let mut target = 0u32;
+    while cursor.seek(target) != TERMINATED {
+        cursor.shallow_seek(target.saturating_add(300));
+        let _ = (
+            cursor.block_max_tf(),
+            cursor.block_min_len(),
+            cursor.block_last_doc(),
+        );
+        target = cursor.doc().saturating_add(97);
+    }
+}
+
+/// A valid input for [`postings`]: `df` then the encoded list (a seed for mutation).
+/// `docs` strictly increasing below `u32::MAX`, `tfs` ≥ 1, same length, not empty.
+pub fn postings_seed(docs: &[u32], tfs: &[u32]) -> Vec<u8> {
+    let mut out = (docs.len() as u32).to_le_bytes().to_vec();
+    crate::postings::PostingsWriter::new().encode(docs, tfs, |d| d % 97 + 1, &mut out);
+    out
+}
+
+/// A stored-fields body: open and read every record.
+pub fn store(bytes: &[u8]) {
+    if let Ok(store) = StoreReader::open(Path::new(PATH), bytes) {
+        for doc in 0..store.len().min(10_000) {
+            let _ = store.get(bytes, doc as u32);
+        }
+    }
+}
+
+/// A document-lengths body, for a document count taken from its own first word.
+pub fn lengths(bytes: &[u8]) {
+    let docs = bytes
+        .get(..4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    if let Ok(lengths) = Lengths::open(Path::new(PATH), bytes, docs) {
+        for field in crate::Field::ALL {
+            let _ = lengths.table(bytes, field);
+        }
+    }
+}
+
+/// A delete bitmap body (roaring serialization) with its footer.
+pub fn deletes(bytes: &[u8]) {
+    let _ = crate::segment::deletes::decode(Path::new(PATH), bytes, u32::MAX);
+}
+
+/// Every decoder above, on the same input.
+pub fn all(bytes: &[u8]) {
+    footer(bytes);
+    manifest(bytes);
+    termdict(bytes);
+    postings(bytes);
+    store(bytes);
+    lengths(bytes);
+    deletes(bytes);
+}

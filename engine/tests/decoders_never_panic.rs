@@ -1,0 +1,165 @@
+//! Every decoder of on-disk bytes, fed damaged *bodies* directly (as a crafted file with
+//! a valid checksum would feed them): mutations of real files and random bytes must give
+//! an error or a value, never a panic or a hang. The same entry points serve the
+//! cargo-fuzz targets in fuzz/ (`make fuzz`).
+
+mod common;
+
+use std::path::Path;
+
+use heddle::fuzzing;
+use heddle::{AnalyzerConfig, Index, IndexSettings};
+use proptest::prelude::*;
+
+/// Bodies (footer removed) of each kind of file of a small index, with its decoder.
+fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(
+        dir.path(),
+        IndexSettings {
+            analyzer: AnalyzerConfig::english(),
+            per_field: true,
+        },
+    )
+    .unwrap();
+    let mut w = index.writer().unwrap();
+    for d in common::fixture() {
+        w.add(d).unwrap();
+    }
+    // Enough postings for full bit-packed blocks.
+    for i in 0..300 {
+        w.add(heddle::Document::new(
+            format!("x{i}"),
+            "",
+            format!("covid {}", "case ".repeat(i % 5 + 1)),
+        ))
+        .unwrap();
+    }
+    w.commit().unwrap();
+    w.delete("d1");
+    w.commit().unwrap();
+    let mut bodies = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(&path).unwrap();
+        let kind = kind_of(&name);
+        if kind == "lock" {
+            continue;
+        }
+        let body = if kind == "deletes" {
+            bytes.clone()
+        } else {
+            bytes[..bytes.len() - 20].to_vec()
+        };
+        bodies.push((kind, body));
+    }
+    // Postings lists, one per seed: a tail block only, full blocks, and both.
+    bodies.retain(|(kind, _)| *kind != "postings");
+    for n in [3usize, 128, 300, 1000] {
+        let docs: Vec<u32> = (0..n as u32).map(|i| i * 8 + i % 7).collect();
+        let tfs: Vec<u32> = (0..n as u32).map(|i| 1 + i % 13).collect();
+        bodies.push(("postings", fuzzing::postings_seed(&docs, &tfs)));
+    }
+    bodies.sort();
+    bodies
+}
+
+fn kind_of(name: &str) -> &'static str {
+    match Path::new(name).extension().and_then(|e| e.to_str()) {
+        _ if name == "LOCK" => "lock",
+        _ if name == "MANIFEST" => "manifest",
+        _ if name.contains(".del-") => "deletes",
+        Some("terms") => "termdict",
+        Some("post") => "postings",
+        Some("lens") => "lengths",
+        Some("store") => "store",
+        _ => "footer",
+    }
+}
+
+fn decode(kind: &str, bytes: &[u8]) {
+    match kind {
+        "manifest" => fuzzing::manifest(bytes),
+        "termdict" => fuzzing::termdict(bytes),
+        "postings" => fuzzing::postings(bytes),
+        "lengths" => fuzzing::lengths(bytes),
+        "store" => fuzzing::store(bytes),
+        "deletes" => fuzzing::deletes(bytes),
+        _ => fuzzing::all(bytes),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Flip { at: usize, bit: u8 },
+    Set { at: usize, value: u8 },
+    Truncate { keep: usize },
+    Insert { at: usize, bytes: Vec<u8> },
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), 0u8..8).prop_map(|(at, bit)| Mutation::Flip { at, bit }),
+        (
+            any::<usize>(),
+            prop_oneof![
+                Just(0u8),
+                Just(0xff),
+                Just(0x80),
+                Just(32),
+                Just(33),
+                any::<u8>()
+            ]
+        )
+            .prop_map(|(at, value)| Mutation::Set { at, value }),
+        any::<usize>().prop_map(|keep| Mutation::Truncate { keep }),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..8))
+            .prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
+    ]
+}
+
+fn apply(body: &mut Vec<u8>, m: &Mutation) {
+    if body.is_empty() {
+        return;
+    }
+    match m {
+        Mutation::Flip { at, bit } => {
+            let at = at % body.len();
+            body[at] ^= 1 << bit;
+        }
+        Mutation::Set { at, value } => {
+            let at = at % body.len();
+            body[at] = *value;
+        }
+        Mutation::Truncate { keep } => body.truncate(keep % body.len()),
+        Mutation::Insert { at, bytes } => {
+            let at = at % body.len();
+            body.splice(at..at, bytes.iter().copied());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_real_bodies_never_panic(which in any::<usize>(), mutations in prop::collection::vec(mutation(), 1..4)) {
+        thread_local! {
+            static BODIES: Vec<(&'static str, Vec<u8>)> = corpus_bodies();
+        }
+        BODIES.with(|bodies| {
+            let (kind, body) = &bodies[which % bodies.len()];
+            let mut body = body.clone();
+            for m in &mutations {
+                apply(&mut body, m);
+            }
+            decode(kind, &body);
+        });
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        fuzzing::all(&bytes);
+    }
+}

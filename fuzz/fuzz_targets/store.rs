@@ -1,0 +1,4 @@
+//! Fuzzes heddle's store decoder: any bytes must give an error or a value, never a panic.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| heddle::fuzzing::store(data));
