@@ -323,3 +323,43 @@ fn check_names_a_damaged_file_and_fails() {
         "{stdout}"
     );
 }
+
+#[test]
+fn search_fuses_fields_with_rrf() {
+    let f = Fixture::new();
+    ok(&[
+        "index",
+        "--corpus",
+        &f.path("corpus"),
+        "--index",
+        &f.path("idx"),
+        "--per-field",
+    ]);
+    let idx = f.path("idx");
+    let title = hit_ids(
+        &serde_json::from_str(&ok(&[
+            "search", "--index", &idx, "--json", "--field", "title", "hospital",
+        ]))
+        .unwrap(),
+    );
+    assert_eq!(title, ["c4"], "only c4 has hospital in its title");
+    let fused: serde_json::Value = serde_json::from_str(&ok(&[
+        "search",
+        "--index",
+        &idx,
+        "--json",
+        "--fuse",
+        "title,text",
+        "hospital",
+    ]))
+    .unwrap();
+    // c4 is first in the title stream only, c3 first in the text stream only: equal RRF
+    // scores 1/61, tie broken by the lower internal id (c3 was indexed before c4).
+    assert_eq!(hit_ids(&fused), ["c3", "c4"]);
+    let s = fused["hits"][0]["score"].as_f64().unwrap();
+    assert!((s - 1.0 / 61.0).abs() < 1e-12, "{s}");
+    fails(
+        &["search", "--index", &idx, "--fuse", "title,nope", "x"],
+        "nope",
+    );
+}

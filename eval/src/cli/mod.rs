@@ -8,6 +8,7 @@ mod delete;
 mod index;
 mod merge;
 mod quality;
+mod ranking;
 mod search;
 
 use clap::{Parser, Subcommand};

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use heddle::fusion::{DEFAULT_RRF_K, Rrf};
-use heddle::{Bm25Params, Field, Index};
+use heddle::{Bm25Params, Index};
 use serde_json::json;
 
+use super::ranking::RankingArgs;
 use crate::progress::thousands;
-use crate::quality::{self, Combine, METRICS, Retrieval, Run};
+use crate::quality::{self, METRICS, Retrieval, Run};
 
 #[derive(Debug, Args)]
 pub struct QualityArgs {
@@ -36,27 +36,8 @@ pub struct QualityArgs {
     /// Results kept per query (and written to --run-out).
     #[arg(long, default_value_t = 1000)]
     pub hits: usize,
-    /// The field a single stream scores: flat, title or text (per-field indexes).
-    #[arg(long, default_value = "flat", conflicts_with = "fuse")]
-    pub field: String,
-    /// Fuse these streams with reciprocal rank fusion: a comma-separated list of
-    /// FIELD[:K1:B], e.g. flat,title,text or flat,flat:1.2:0.75.
-    #[arg(long)]
-    pub fuse: Option<String>,
-    /// How fused streams combine: rrf (reciprocal rank fusion) or sum (weighted sum of
-    /// BM25 scores; `--fuse title,text --combine sum` is Anserini's multifield baseline).
-    #[arg(long, default_value = "rrf", requires = "fuse")]
-    pub combine: String,
-    /// One weight per fused stream; all 1 by default.
-    #[arg(long, requires = "fuse")]
-    pub weights: Option<String>,
-    /// RRF's k.
-    #[arg(long, default_value_t = DEFAULT_RRF_K, requires = "fuse")]
-    pub rrf_k: f64,
-    /// How many results of each stream are fused (default: --hits for rrf, every
-    /// matching document for sum).
-    #[arg(long, requires = "fuse")]
-    pub depth: Option<usize>,
+    #[command(flatten)]
+    pub ranking: RankingArgs,
     /// Write a TREC run file (qid Q0 docid rank score tag), --hits lines a query.
     #[arg(long)]
     pub run_out: Option<PathBuf>,
@@ -186,35 +167,7 @@ fn retrieval(args: &QualityArgs) -> anyhow::Result<Retrieval> {
     if args.hits == 0 {
         bail!("--hits must be at least 1");
     }
-    let Some(fuse) = &args.fuse else {
-        let field = Field::parse(&args.field)?;
-        return Ok(Retrieval::single(field, bm25, args.hits, args.remove_query));
-    };
-    let streams = quality::parse_streams(fuse)?;
-    let weights = match &args.weights {
-        Some(w) => quality::parse_weights(w, streams.len())?,
-        None => vec![1.0; streams.len()],
-    };
-    if args.depth == Some(0) {
-        bail!("--depth must be at least 1");
-    }
-    let combine = match args.combine.as_str() {
-        "rrf" => Combine::Rrf,
-        "sum" => Combine::Sum,
-        other => bail!("--combine {other:?}: expected rrf or sum"),
-    };
-    Ok(Retrieval {
-        streams,
-        weights,
-        combine,
-        rrf: Rrf {
-            k: args.rrf_k,
-            depth: args.depth,
-        },
-        bm25,
-        hits: args.hits,
-        remove_query: args.remove_query,
-    })
+    args.ranking.retrieval(bm25, args.hits, args.remove_query)
 }
 
 /// Query id → text. A query id given twice is an error (which text would count?).

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use heddle::{Bm25Params, Field, Index, SearchOptions};
+
+use super::ranking::RankingArgs;
 use serde::Serialize;
 
 #[derive(Debug, Args)]
@@ -19,10 +21,8 @@ pub struct SearchArgs {
     /// BM25 length normalisation.
     #[arg(long, default_value_t = 0.75)]
     pub b: f64,
-    /// Field to score: flat (title and text together), or title / text on an index built
-    /// with --per-field.
-    #[arg(long, default_value = "flat")]
-    pub field: String,
+    #[command(flatten)]
+    pub ranking: RankingArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -51,15 +51,33 @@ struct JsonResult<'a> {
 pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
     let index = Index::open(&args.index)?;
     let query = args.query.join(" ");
-    let opts = SearchOptions {
-        k: args.k,
-        bm25: Bm25Params {
-            k1: args.k1,
-            b: args.b,
-        },
-        field: Field::parse(&args.field)?,
+    let bm25 = Bm25Params {
+        k1: args.k1,
+        b: args.b,
     };
-    let hits = index.searcher().search(&query, &opts)?;
+    let searcher = index.searcher();
+    // (id, score, title); fused rankings carry no titles (they rank ids from several
+    // streams).
+    let hits: Vec<(String, f64, String)> = if args.ranking.fuse.is_none() {
+        let opts = SearchOptions {
+            k: args.k,
+            bm25,
+            field: Field::parse(&args.ranking.field)?,
+        };
+        searcher
+            .search(&query, &opts)?
+            .into_iter()
+            .map(|h| (h.id, h.score, h.title))
+            .collect()
+    } else {
+        let retrieval = args.ranking.retrieval(bm25, args.k, false)?;
+        eprintln!("ranking: {}", retrieval.describe());
+        retrieval
+            .run_query(&searcher, "", &query)?
+            .into_iter()
+            .map(|e| (e.doc_id, e.score, String::new()))
+            .collect()
+    };
     if args.json {
         let result = JsonResult {
             query: &query,
@@ -69,11 +87,11 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
             hits: hits
                 .iter()
                 .enumerate()
-                .map(|(i, h)| JsonHit {
+                .map(|(i, (id, score, title))| JsonHit {
                     rank: i + 1,
-                    id: &h.id,
-                    score: h.score,
-                    title: &h.title,
+                    id,
+                    score: *score,
+                    title,
                 })
                 .collect(),
         };
@@ -82,8 +100,8 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
         if hits.is_empty() {
             println!("no documents match {query:?}");
         }
-        for (i, h) in hits.iter().enumerate() {
-            println!("{:>3}  {:<24} {:>9.4}  {}", i + 1, h.id, h.score, h.title);
+        for (i, (id, score, title)) in hits.iter().enumerate() {
+            println!("{:>3}  {:<24} {:>9.4}  {}", i + 1, id, score, title);
         }
     }
     Ok(())
