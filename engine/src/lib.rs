@@ -17,6 +17,8 @@
 //! ```
 
 pub mod analysis;
+#[doc(hidden)]
+pub mod bench_support;
 mod directory;
 mod document;
 mod error;

@@ -1,0 +1,40 @@
+//! The postings codec's hot loops, reachable from criterion benchmarks (engine/benches).
+//! Not part of the stable API.
+
+use std::path::Path;
+
+use crate::postings::{PostingsList, PostingsWriter, TERMINATED};
+
+/// An encoded postings list of `docs`/`tfs` (docs strictly increasing, tfs ≥ 1).
+pub fn encode(docs: &[u32], tfs: &[u32]) -> Vec<u8> {
+    let mut out = Vec::new();
+    PostingsWriter::new().encode(docs, tfs, |d| d % 200 + 20, &mut out);
+    out
+}
+
+/// Decodes every posting (`advance` to the end); returns a checksum of docs and tfs.
+pub fn decode_all(list: &[u8], df: u32) -> u64 {
+    let list = PostingsList::open(list, df, Path::new("bench")).expect("a valid list");
+    let mut cursor = list.cursor();
+    let mut sum = 0u64;
+    while cursor.doc() != TERMINATED {
+        sum += cursor.doc() as u64 + cursor.tf() as u64;
+        cursor.advance();
+    }
+    sum
+}
+
+/// Seeks to each of `targets` (ascending) in turn; returns a checksum of the docs found.
+pub fn seek_all(list: &[u8], df: u32, targets: &[u32]) -> u64 {
+    let list = PostingsList::open(list, df, Path::new("bench")).expect("a valid list");
+    let mut cursor = list.cursor();
+    let mut sum = 0u64;
+    for &t in targets {
+        let doc = cursor.seek(t);
+        if doc == TERMINATED {
+            break;
+        }
+        sum += doc as u64;
+    }
+    sum
+}
