@@ -100,6 +100,41 @@ pub struct BenchArgs {
     /// Writes a plot of latency quantiles against offered rate here.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+
+    /// The writes arm instead of the ladder: on a fresh copy of the index, open-loop
+    /// reads at one rate while a writer adds documents and commits; reads due during a
+    /// commit are reported apart from the rest (docs/PERF.md, "The writes arm").
+    #[arg(long)]
+    pub writes: bool,
+
+    /// The writes arm's read rate, per second [default: a quarter of the capacity an
+    /// open-loop calibration measures].
+    #[arg(long, value_name = "R", requires = "writes")]
+    pub rate: Option<f64>,
+
+    /// Documents per commit in the writes arm.
+    #[arg(long, value_name = "N", default_value_t = 20_000, requires = "writes")]
+    pub write_docs: usize,
+
+    /// BEIR corpus.jsonl to take the written documents from [default: generated
+    /// TREC-COVID-style documents with ids (`w-…`) that cannot collide].
+    #[arg(long, value_name = "FILE", requires = "writes")]
+    pub write_corpus: Option<PathBuf>,
+
+    /// Keep committing a batch every SECONDS until the reads end [default: one commit].
+    #[arg(long, value_name = "SECONDS", requires = "writes")]
+    pub commit_every: Option<f64>,
+
+    /// Threads a commit may use to build its segment; several values run the arm once
+    /// for each (the trade of commit time against read tail) [default: 1 and the number
+    /// of cores].
+    #[arg(long, value_name = "N1,N2", value_delimiter = ',', requires = "writes")]
+    pub commit_threads: Vec<usize>,
+
+    /// Where the writes arm makes its copy of the index [default: the system's
+    /// temporary directory].
+    #[arg(long, value_name = "DIR", requires = "writes")]
+    pub scratch: Option<PathBuf>,
 }
 
 /// The engines `heddle-eval bench` knows: heddle.
@@ -111,6 +146,10 @@ pub fn default_engines() -> Vec<Box<dyn BackendFactory>> {
 /// named, runs the ladder with the engines alternating rung by rung, prints the table
 /// on stdout and writes the JSON and SVG if asked. Progress goes to stderr.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<BenchReport> {
+    ensure!(
+        !args.writes,
+        "--writes is the writes arm: run it with heddle_eval::bench::writes::run"
+    );
     let chosen = select(engines, &args.engines)?;
     if let Some(base) = &args.baseline {
         ensure!(
@@ -206,7 +245,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
     Ok(report)
 }
 
-fn select<'a>(
+pub(super) fn select<'a>(
     engines: &'a [Box<dyn BackendFactory>],
     names: &[String],
 ) -> anyhow::Result<Vec<&'a dyn BackendFactory>> {
@@ -232,7 +271,7 @@ fn select<'a>(
     Ok(out)
 }
 
-fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<Settings> {
+pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<Settings> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.threads.unwrap_or(cores);
     ensure!(threads >= 1, "--threads must be at least 1");

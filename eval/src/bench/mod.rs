@@ -2,8 +2,10 @@
 //!
 //! Data flows one way: [`queries`] and a [`backend`] feed the [`loadgen`], which records
 //! into [`stats`] while [`probe`] watches the process; [`ladder`] decides the rates and
-//! runs the rungs; [`report`] prints the table and writes the JSON and the SVG. The rules
-//! the figures obey, and how each is tested, are in docs/PERF.md.
+//! runs the rungs; [`report`] prints the table and writes the JSON and the SVG. The
+//! second arm, [`writes`] (`--writes`), reads at one rate while a writer commits, and
+//! reports the reads due during a commit apart from the rest. The rules the figures
+//! obey, and how each is tested, are in docs/PERF.md.
 
 pub mod backend;
 mod cli;
@@ -13,6 +15,9 @@ pub mod probe;
 pub mod queries;
 pub mod report;
 pub mod stats;
+pub mod writes;
 
-pub use backend::{Backend, BackendFactory, HeddleFactory, Unsupported};
+pub use backend::{
+    Backend, BackendFactory, CommitReport, HeddleFactory, Unsupported, WriteOptions,
+};
 pub use cli::{BenchArgs, default_engines, run};

@@ -57,6 +57,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Delete(args) => delete::run(&args),
         Command::Merge(args) => merge::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Bench(args) if args.writes => {
+            crate::bench::writes::run(&args, &crate::bench::default_engines()).map(drop)
+        }
         Command::Bench(args) => {
             crate::bench::run(&args, &crate::bench::default_engines()).map(drop)
         }

@@ -5,8 +5,9 @@ mod heddle;
 pub mod synthetic;
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use self::heddle::HeddleFactory;
 
@@ -22,10 +23,30 @@ pub trait Backend: Send + Sync {
         Err(Unsupported::new("add_documents").into())
     }
 
-    /// Makes added documents visible to later searches (the writes arm).
-    fn commit(&self) -> anyhow::Result<()> {
+    /// Makes added documents durable and visible to every search that starts after it
+    /// returns, this thread's included (the writes arm). Reports where the time went.
+    fn commit(&self) -> anyhow::Result<CommitReport> {
         Err(Unsupported::new("commit").into())
     }
+}
+
+/// What one commit cost, in the engine's own terms (the writes arm, docs/PERF.md).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommitReport {
+    /// Where the commit's time went, in the order the phases ran, each named as the
+    /// engine names it (heddle: analysis, encoding, write, fsync, manifest, publish).
+    /// The harness times `add_documents` itself; it is not repeated here.
+    pub phases: Vec<(String, Duration)>,
+    /// How long a reader could have been made to wait (heddle: the time the snapshot
+    /// pointer's write lock was held); `None` where the engine does not measure it.
+    pub exclusive: Option<Duration>,
+}
+
+/// How the writes arm opens an index for writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Most threads a commit may use to build its segment (`--commit-threads`).
+    pub threads: usize,
 }
 
 /// An engine the bench can run: a name for reports and a way to open an index.
@@ -35,6 +56,26 @@ pub trait BackendFactory: Send + Sync {
 
     /// Opens the index at `index` for searching.
     fn open(&self, index: &Path) -> anyhow::Result<Arc<dyn Backend>>;
+
+    /// The directory that `open(index)` reads: the writes arm copies it, works on the
+    /// copy and checks afterwards that this one is byte-identical. An engine that keeps
+    /// its index elsewhere than `index` says where.
+    fn source_dir(&self, index: &Path) -> PathBuf {
+        index.to_path_buf()
+    }
+
+    /// Opens the index at `dir` (a copy the writes arm made of [`source_dir`]) for
+    /// searching and writing. Engines that cannot write return [`Unsupported`].
+    ///
+    /// [`source_dir`]: BackendFactory::source_dir
+    fn open_for_writes(
+        &self,
+        dir: &Path,
+        options: &WriteOptions,
+    ) -> anyhow::Result<Arc<dyn Backend>> {
+        let _ = (dir, options);
+        Err(Unsupported::new("open_for_writes").into())
+    }
 }
 
 /// The operation a backend does not implement; callers can downcast to it to skip an arm.

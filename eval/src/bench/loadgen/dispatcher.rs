@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{CompletionTally, DispatchTally, LiveRung, Outcome, Schedule};
+use super::{CompletionTally, DispatchTally, LiveRung, Outcome, RequestTimes, Schedule};
 use crate::bench::backend::Backend;
 use crate::bench::queries::QueryCycle;
 
@@ -29,9 +29,26 @@ pub fn run_open_loop(
     k: usize,
     live: &LiveRung,
 ) -> Outcome {
+    run_open_loop_from(backend, schedule, queries, k, live, open_loop_origin())
+}
+
+/// A rung's start a little ahead of now, so that its workers are running by then.
+pub fn open_loop_origin() -> Instant {
+    Instant::now() + START_LEAD
+}
+
+/// [`run_open_loop`] with a start chosen by the caller (see [`open_loop_origin`]), so
+/// that another thread can act at known points of the schedule (the writes arm).
+pub fn run_open_loop_from(
+    backend: &dyn Backend,
+    schedule: &Schedule,
+    queries: &QueryCycle,
+    k: usize,
+    live: &LiveRung,
+    origin: Instant,
+) -> Outcome {
     let (tx, rx) = mpsc::channel::<Job>();
     let rx = Mutex::new(rx);
-    let origin = Instant::now() + START_LEAD;
     let dispatch = thread::scope(|s| {
         for slot in &live.workers {
             let rx = &rx;
@@ -91,9 +108,17 @@ fn work(
         let done = Instant::now();
         {
             let mut tally = slot.lock().expect("worker tally poisoned");
+            let (start_ns, done_ns) = (since(origin, start), since(origin, done));
+            tally.log(RequestTimes {
+                index: job.index,
+                due_ns: job.due_ns,
+                start_ns,
+                done_ns,
+                ok: result.is_ok(),
+            });
             match result {
-                Ok(_) => tally.record(job.due_ns, since(origin, start), since(origin, done)),
-                Err(e) => tally.record_error(since(origin, done), &e),
+                Ok(_) => tally.record(job.due_ns, start_ns, done_ns),
+                Err(e) => tally.record_error(done_ns, &e),
             }
         }
         live.admission.release();

@@ -17,7 +17,7 @@ mod sim;
 mod tally;
 
 pub use admission::Admission;
-pub use dispatcher::run_open_loop;
+pub use dispatcher::{open_loop_origin, run_open_loop, run_open_loop_from};
 pub use schedule::{Arrivals, Schedule};
 pub use sim::simulate_open_loop;
-pub use tally::{CompletionTally, DispatchTally, LiveRung, Outcome, Progress};
+pub use tally::{CompletionTally, DispatchTally, LiveRung, Outcome, Progress, RequestTimes};

@@ -17,6 +17,21 @@ pub struct CompletionTally {
     pub errors: u64,
     pub first_error: Option<String>,
     pub last_done_ns: u64,
+    /// Every admitted request's times, when the rung keeps them ([`LiveRung::logged`]):
+    /// for an arm that splits a rung by when requests were due (the writes arm).
+    pub log: Option<Vec<RequestTimes>>,
+}
+
+/// One admitted request, in nanoseconds from the rung's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimes {
+    /// The request's position in the schedule.
+    pub index: u64,
+    pub due_ns: u64,
+    pub start_ns: u64,
+    pub done_ns: u64,
+    /// False if the backend failed it.
+    pub ok: bool,
 }
 
 impl CompletionTally {
@@ -51,6 +66,16 @@ impl CompletionTally {
             self.first_error.clone_from(&other.first_error);
         }
         self.last_done_ns = self.last_done_ns.max(other.last_done_ns);
+        if let (Some(mine), Some(theirs)) = (self.log.as_mut(), other.log.as_ref()) {
+            mine.extend_from_slice(theirs);
+        }
+    }
+
+    /// Keeps `times` if this tally keeps a log.
+    pub fn log(&mut self, times: RequestTimes) {
+        if let Some(log) = self.log.as_mut() {
+            log.push(times);
+        }
     }
 }
 
@@ -132,6 +157,7 @@ pub struct LiveRung {
     pub(super) issued: AtomicU64,
     pub(super) shed: AtomicU64,
     total: u64,
+    logged: bool,
 }
 
 /// A rung's state part-way through, for progress lines.
@@ -154,7 +180,19 @@ impl LiveRung {
             issued: AtomicU64::new(0),
             shed: AtomicU64::new(0),
             total,
+            logged: false,
         }
+    }
+
+    /// A rung that also keeps every admitted request's times
+    /// ([`CompletionTally::log`]).
+    pub fn logged(threads: usize, inflight: usize, total: u64) -> Self {
+        let mut live = LiveRung::new(threads, inflight, total);
+        for w in &mut live.workers {
+            w.get_mut().expect("fresh").log = Some(Vec::new());
+        }
+        live.logged = true;
+        live
     }
 
     pub fn threads(&self) -> usize {
@@ -176,7 +214,10 @@ impl LiveRung {
     }
 
     pub(super) fn take_completions(&self) -> CompletionTally {
-        let mut all = CompletionTally::default();
+        let mut all = CompletionTally {
+            log: self.logged.then(Vec::new),
+            ..CompletionTally::default()
+        };
         for w in &self.workers {
             all.add(&std::mem::take(
                 &mut *w.lock().expect("worker tally poisoned"),

@@ -1,0 +1,381 @@
+//! One trial of the writes arm: open-loop reads at a fixed rate, and a writer thread that
+//! adds and commits a batch a third of the way through the schedule (and, with
+//! `--commit-every`, every so often after), on an index the caller has already copied,
+//! opened and warmed. Reads are then split by due time: inside a write, or not.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::batches::{ALL_MARKER, Batch};
+use super::model::{CommitRecord, Phase, ReadClass};
+use crate::bench::backend::Backend;
+use crate::bench::loadgen::{
+    LiveRung, Outcome, RequestTimes, Schedule, open_loop_origin, run_open_loop_from,
+};
+use crate::bench::probe::{MemoryTrack, Rusage, RusageDelta, SuspendClock, sample_memory};
+use crate::bench::queries::QueryCycle;
+use crate::bench::report::format::micros_or_dash;
+use crate::bench::report::{LagSummary, Settings};
+use crate::bench::stats::{LatencyHistogram, LatencySummary, P50, P99};
+
+/// The first write starts this far through the schedule (by time): reads before it show
+/// the engine undisturbed, reads after it show the aftermath.
+pub const FIRST_WRITE_FRACTION: f64 = 1.0 / 3.0;
+
+const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
+const PROGRESS_EVERY_SAMPLES: u32 = 40;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct TrialSpec<'a> {
+    pub engine: &'a str,
+    /// Names the trial in progress lines.
+    pub label: &'a str,
+    pub rate: f64,
+    pub requests: u64,
+    /// Seeds Poisson arrivals.
+    pub seed: u64,
+    /// Commit a further batch this often after the first, while reads are still due.
+    pub commit_every: Option<Duration>,
+}
+
+impl TrialSpec<'_> {
+    pub fn schedule(&self, settings: &Settings) -> Schedule {
+        Schedule::new(
+            settings.arrivals,
+            self.rate,
+            self.requests as usize,
+            self.seed,
+        )
+    }
+}
+
+/// When the first write starts, in nanoseconds from the schedule's start.
+pub fn first_write_ns(schedule: &Schedule) -> u64 {
+    let last = schedule.due_ns().last().copied().unwrap_or(0);
+    (last as f64 * FIRST_WRITE_FRACTION).round() as u64
+}
+
+/// How many batches the writer may start: the first, then one every `every` while the
+/// schedule still has reads due.
+pub fn batches_needed(schedule: &Schedule, every: Option<Duration>) -> usize {
+    let Some(every) = every.filter(|e| !e.is_zero()) else {
+        return 1;
+    };
+    let last = schedule.due_ns().last().copied().unwrap_or(0);
+    let span = last.saturating_sub(first_write_ns(schedule));
+    1 + (span.saturating_sub(1) / every.as_nanos().max(1) as u64) as usize
+}
+
+/// What a trial measured (the caller adds how the index was copied, opened and warmed).
+#[derive(Debug, Clone)]
+pub struct TrialRun {
+    pub requests: u64,
+    pub duration_secs: f64,
+    pub commits: Vec<CommitRecord>,
+    pub writer_error: Option<String>,
+    pub in_commit: ReadClass,
+    pub outside: ReadClass,
+    pub dispatcher_lag_us: LagSummary,
+    pub process: RusageDelta,
+    pub memory: MemoryTrack,
+    pub suspended_secs: Option<f64>,
+    pub all_visible_at_end: bool,
+    /// The first read error, if any read failed.
+    pub first_read_error: Option<String>,
+}
+
+/// Runs one trial on `backend`, which must have been opened for writes.
+pub fn run_trial(
+    backend: &dyn Backend,
+    spec: &TrialSpec<'_>,
+    settings: &Settings,
+    queries: &QueryCycle,
+    batches: &[Batch],
+) -> TrialRun {
+    let schedule = spec.schedule(settings);
+    let last_due = schedule.due_ns().last().copied().unwrap_or(0);
+    let first_write = first_write_ns(&schedule);
+    let live = LiveRung::logged(settings.threads, settings.inflight, spec.requests);
+    eprintln!(
+        "bench: {} {} @ {}/s: {} requests over {:.1} s; first write at {:.1} s",
+        spec.engine,
+        spec.label,
+        spec.rate,
+        spec.requests,
+        last_due as f64 / 1e9,
+        first_write as f64 / 1e9
+    );
+    let rusage = Rusage::now();
+    let clock = SuspendClock::now();
+    let origin = open_loop_origin();
+    let (stop, stopped) = mpsc::channel::<()>();
+    let (outcome, memory, (commits, writer_error)) = thread::scope(|s| {
+        let live = &live;
+        let sampler = s.spawn(move || {
+            let mut samples = 0u32;
+            sample_memory(SAMPLE_PERIOD, stopped, || {
+                samples += 1;
+                if samples.is_multiple_of(PROGRESS_EVERY_SAMPLES) {
+                    let p = live.progress();
+                    eprintln!(
+                        "bench: {} {}: {}/{} done, p50 {}, p99 {}, shed {}",
+                        spec.engine,
+                        spec.label,
+                        p.done,
+                        p.total,
+                        micros_or_dash(p.latency.reported(P50)),
+                        micros_or_dash(p.latency.reported(P99)),
+                        p.shed
+                    );
+                }
+            })
+        });
+        let writer = s.spawn(move || {
+            let mut commits = Vec::new();
+            let plan = WritePlan {
+                origin,
+                first_ns: first_write,
+                every: spec.commit_every,
+                last_due_ns: last_due,
+            };
+            let error = write(backend, batches, &plan, spec, &mut commits).err();
+            (commits, error.map(|e| format!("{e:#}")))
+        });
+        let outcome = run_open_loop_from(backend, &schedule, queries, settings.k, live, origin);
+        let written = writer.join().expect("the writer thread panicked");
+        drop(stop);
+        (
+            outcome,
+            sampler.join().expect("the memory sampler panicked"),
+            written,
+        )
+    });
+    let process = Rusage::now().since(&rusage);
+    let suspended = SuspendClock::now().suspended_since(&clock);
+
+    let written: usize = commits.iter().map(|c| c.docs).sum();
+    let all_visible_at_end = match backend.search(ALL_MARKER, written + 1) {
+        Ok(hits) => hits.len() == written,
+        Err(_) => false,
+    };
+    let windows: Vec<(u64, u64)> = commits
+        .iter()
+        .map(|c| (secs_to_ns(c.start_secs), secs_to_ns(c.end_secs)))
+        .collect();
+    let (in_commit, outside) = split(&schedule, &outcome, &windows);
+    TrialRun {
+        requests: spec.requests,
+        duration_secs: outcome.elapsed_ns as f64 / 1e9,
+        commits,
+        writer_error,
+        in_commit,
+        outside,
+        dispatcher_lag_us: LagSummary {
+            p99: outcome.dispatch.lag.reported(P99),
+            max: outcome.dispatch.lag.max_micros(),
+        },
+        process,
+        memory,
+        suspended_secs: suspended.map(|d| d.as_secs_f64()),
+        all_visible_at_end,
+        first_read_error: outcome.completions.first_error.clone(),
+    }
+}
+
+struct WritePlan {
+    origin: Instant,
+    first_ns: u64,
+    every: Option<Duration>,
+    last_due_ns: u64,
+}
+
+/// The writer thread: each batch added and committed at its time, then searched for by
+/// the same thread to check that the commit is visible as soon as it returns.
+fn write(
+    backend: &dyn Backend,
+    batches: &[Batch],
+    plan: &WritePlan,
+    spec: &TrialSpec<'_>,
+    commits: &mut Vec<CommitRecord>,
+) -> anyhow::Result<()> {
+    let since = |t: Instant| t.saturating_duration_since(plan.origin).as_nanos() as u64;
+    for (b, batch) in batches.iter().enumerate() {
+        let due = match (b, plan.every) {
+            (0, _) => plan.first_ns,
+            (_, Some(every)) => plan.first_ns + b as u64 * every.as_nanos() as u64,
+            (_, None) => break,
+        };
+        if b > 0 && due >= plan.last_due_ns {
+            break;
+        }
+        let at = plan.origin + Duration::from_nanos(due);
+        let now = Instant::now();
+        if at > now {
+            thread::sleep(at - now);
+        }
+        let start = Instant::now();
+        backend.add_documents(&batch.docs)?;
+        let added = Instant::now();
+        let report = backend.commit()?;
+        let end = Instant::now();
+        let hits = backend.search(&batch.marker, batch.docs.len() + 1)?;
+        let visible_hits = hits.len();
+        let visible = batch.is_exactly(hits);
+        let checked = Instant::now();
+        let mut phases = vec![Phase {
+            name: "add".to_string(),
+            secs: (added - start).as_secs_f64(),
+        }];
+        phases.extend(report.phases.iter().map(|(name, d)| Phase {
+            name: name.clone(),
+            secs: d.as_secs_f64(),
+        }));
+        let record = CommitRecord {
+            batch: b,
+            docs: batch.docs.len(),
+            start_secs: since(start) as f64 / 1e9,
+            end_secs: since(end) as f64 / 1e9,
+            wall_secs: (end - start).as_secs_f64(),
+            phases,
+            exclusive_ns: report.exclusive.map(|d| d.as_nanos() as u64),
+            visible_hits,
+            visible,
+            check_secs: (checked - end).as_secs_f64(),
+        };
+        eprintln!(
+            "bench: {} {}: commit {} of {} documents in {:.3} s{}",
+            spec.engine,
+            spec.label,
+            b + 1,
+            record.docs,
+            record.wall_secs,
+            if visible {
+                String::new()
+            } else {
+                format!(
+                    "; NOT VISIBLE: {visible_hits} hits for {} documents",
+                    record.docs
+                )
+            }
+        );
+        commits.push(record);
+    }
+    Ok(())
+}
+
+fn secs_to_ns(secs: f64) -> u64 {
+    (secs * 1e9).round() as u64
+}
+
+/// Splits a trial's reads by due time: inside any window `[start, end)`, or not. A
+/// request missing from the log was shed.
+pub fn split(
+    schedule: &Schedule,
+    outcome: &Outcome,
+    windows: &[(u64, u64)],
+) -> (ReadClass, ReadClass) {
+    let inside = |due: u64| windows.iter().any(|&(s, e)| s <= due && due < e);
+    let mut tallies = [ClassTally::default(), ClassTally::default()];
+    let due_ns = schedule.due_ns();
+    for &due in due_ns {
+        tallies[usize::from(inside(due))].due += 1;
+    }
+    let mut seen = vec![false; due_ns.len()];
+    let log: &[RequestTimes] = outcome.completions.log.as_deref().unwrap_or_default();
+    for r in log {
+        seen[r.index as usize] = true;
+        let t = &mut tallies[usize::from(inside(r.due_ns))];
+        if r.ok {
+            t.latency.record_nanos(r.done_ns.saturating_sub(r.due_ns));
+            t.service.record_nanos(r.done_ns.saturating_sub(r.start_ns));
+        } else {
+            t.errors += 1;
+        }
+    }
+    for (i, &due) in due_ns.iter().enumerate() {
+        if !seen[i] {
+            tallies[usize::from(inside(due))].shed += 1;
+        }
+    }
+    let [outside, in_commit] = tallies;
+    (in_commit.into_class(), outside.into_class())
+}
+
+#[derive(Default)]
+struct ClassTally {
+    due: u64,
+    shed: u64,
+    errors: u64,
+    latency: LatencyHistogram,
+    service: LatencyHistogram,
+}
+
+impl ClassTally {
+    fn into_class(self) -> ReadClass {
+        ReadClass {
+            due: self.due,
+            completed: self.latency.len(),
+            shed: self.shed,
+            errors: self.errors,
+            latency_us: LatencySummary::of(&self.latency),
+            service_us: LatencySummary::of(&self.service),
+            latency_histogram: self.latency.dump(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::loadgen::{Arrivals, CompletionTally, DispatchTally};
+
+    #[test]
+    fn the_first_write_is_a_third_of_the_way_and_batches_fill_the_rest() {
+        let s = Schedule::new(Arrivals::Uniform, 100.0, 901, 0); // 0 .. 9 s
+        assert_eq!(first_write_ns(&s), 3_000_000_000);
+        assert_eq!(batches_needed(&s, None), 1);
+        assert_eq!(batches_needed(&s, Some(Duration::from_secs(2))), 3); // 3, 5, 7 s
+        assert_eq!(batches_needed(&s, Some(Duration::from_secs(3))), 2); // 3, 6 s; 9 s is the end
+    }
+
+    #[test]
+    fn reads_split_by_due_time_and_missing_ones_were_shed() {
+        let s = Schedule::new(Arrivals::Uniform, 1_000.0, 10, 0); // due 0, 1, … 9 ms
+        let mut c = CompletionTally {
+            log: Some(Vec::new()),
+            ..CompletionTally::default()
+        };
+        for i in 0..10u64 {
+            let due = i * 1_000_000;
+            if i == 4 || i == 8 {
+                continue; // shed
+            }
+            let ok = i != 6;
+            let done = due
+                + if (3..6).contains(&i) {
+                    2_000_000
+                } else {
+                    1_000_000
+                };
+            c.log(RequestTimes {
+                index: i,
+                due_ns: due,
+                start_ns: due,
+                done_ns: done,
+                ok,
+            });
+        }
+        let outcome = Outcome::new(10, c, DispatchTally::default());
+        // One write over [3 ms, 6 ms): requests 3, 4, 5 are due inside it.
+        let (inside, outside) = split(&s, &outcome, &[(3_000_000, 6_000_000)]);
+        assert_eq!((inside.due, inside.completed, inside.shed), (3, 2, 1));
+        assert_eq!(inside.latency_us.max, Some(2_000)); // exact below 2,048 µs
+        assert_eq!(
+            (outside.due, outside.completed, outside.shed, outside.errors),
+            (7, 5, 1, 1)
+        );
+        assert_eq!(outside.latency_us.max, Some(1_000));
+    }
+}
