@@ -120,8 +120,19 @@ impl Analyzer {
     /// calls so that analysing a document allocates only when a token needs lowercasing
     /// into a longer buffer or stemming changes it.
     pub fn for_each_token(&self, text: &str, scratch: &mut String, mut emit: impl FnMut(&str)) {
+        self.for_each_word(text, scratch, |word| emit(&self.stem(word)));
+    }
+
+    /// The pipeline up to, not including, stemming: each word lowercased, with
+    /// possessives removed and stop words and long words dropped. With [`Analyzer::stem`]
+    /// it is [`Analyzer::for_each_token`] split in two, so an indexer can remember the
+    /// stem of a word it has seen instead of stemming it again.
+    pub fn for_each_word(&self, text: &str, scratch: &mut String, mut emit: impl FnMut(&str)) {
         for word in tokenizer::words(text) {
-            if word.chars().count() > self.config.max_token_chars {
+            // Cheap bound first: a word of at most max bytes has at most max chars.
+            if word.len() > self.config.max_token_chars
+                && word.chars().count() > self.config.max_token_chars
+            {
                 continue;
             }
             scratch.clear();
@@ -132,9 +143,14 @@ impl Analyzer {
             if scratch.is_empty() || self.config.stop_words.contains(scratch) {
                 continue;
             }
-            let stemmed = self.stemmer.stem(scratch);
-            emit(&stemmed);
+            emit(scratch);
         }
+    }
+
+    /// The stem of a word [`Analyzer::for_each_word`] emitted (the word itself without a
+    /// stemmer).
+    pub fn stem<'a>(&self, word: &'a str) -> std::borrow::Cow<'a, str> {
+        self.stemmer.stem(word)
     }
 
     /// The tokens of `text` as owned strings (convenient; the indexer uses

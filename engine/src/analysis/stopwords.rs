@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Lucene's `EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`: the 33 words Anserini's BEIR
-/// baselines remove. Kept sorted so that membership is a binary search.
+/// baselines remove, sorted. `StopWords::contains` matches exactly these (tested).
 pub const LUCENE_ENGLISH_STOP_WORDS: [&str; 33] = [
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
     "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
@@ -22,7 +22,43 @@ impl StopWords {
     pub fn contains(self, token: &str) -> bool {
         match self {
             StopWords::None => false,
-            StopWords::LuceneEnglish => LUCENE_ENGLISH_STOP_WORDS.binary_search(&token).is_ok(),
+            // A match compiles to a switch on length then a few byte compares: this runs
+            // for every token indexed.
+            StopWords::LuceneEnglish => matches!(
+                token,
+                "a" | "an"
+                    | "and"
+                    | "are"
+                    | "as"
+                    | "at"
+                    | "be"
+                    | "but"
+                    | "by"
+                    | "for"
+                    | "if"
+                    | "in"
+                    | "into"
+                    | "is"
+                    | "it"
+                    | "no"
+                    | "not"
+                    | "of"
+                    | "on"
+                    | "or"
+                    | "such"
+                    | "that"
+                    | "the"
+                    | "their"
+                    | "then"
+                    | "there"
+                    | "these"
+                    | "they"
+                    | "this"
+                    | "to"
+                    | "was"
+                    | "will"
+                    | "with"
+            ),
         }
     }
 }
@@ -34,6 +70,11 @@ mod tests {
     #[test]
     fn lucene_list_is_sorted_and_has_33_words() {
         assert!(LUCENE_ENGLISH_STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        // The matcher in `contains` holds exactly the listed words.
+        for w in LUCENE_ENGLISH_STOP_WORDS {
+            assert!(StopWords::LuceneEnglish.contains(w), "{w}");
+            assert!(!StopWords::LuceneEnglish.contains(&format!("{w}x")), "{w}x");
+        }
         assert!(StopWords::LuceneEnglish.contains("the"));
         assert!(StopWords::LuceneEnglish.contains("with"));
         assert!(!StopWords::LuceneEnglish.contains("virus"));

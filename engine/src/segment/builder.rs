@@ -3,10 +3,10 @@
 //!
 //! Nothing here touches the disk or any lock: the writer calls it with no reader waiting.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::{SegmentComponent, SegmentMeta, footer, lengths};
 use crate::analysis::Analyzer;
@@ -34,18 +34,21 @@ struct TermPostings {
 /// The inverted form of one field over a run of documents.
 #[derive(Default)]
 struct FieldInversion {
-    ids: HashMap<String, u32>,
+    /// Term → its index in `postings`.
+    ids: FxHashMap<String, u32>,
+    /// Word before stemming → its term's index: a word seen before is not stemmed again
+    /// (stemming is the most expensive step of analysis, and words repeat, Zipf-like).
+    words: FxHashMap<String, u32>,
     postings: Vec<TermPostings>,
 }
 
 impl FieldInversion {
-    fn add(&mut self, token: &str, doc: u32) {
-        let id = match self.ids.get(token) {
+    fn add_word(&mut self, word: &str, analyzer: &Analyzer, doc: u32) {
+        let id = match self.words.get(word) {
             Some(&id) => id,
             None => {
-                let id = self.postings.len() as u32;
-                self.ids.insert(token.to_string(), id);
-                self.postings.push(TermPostings::default());
+                let id = self.term_id(&analyzer.stem(word));
+                self.words.insert(word.to_string(), id);
                 id
             }
         };
@@ -56,6 +59,16 @@ impl FieldInversion {
             p.docs.push(doc);
             p.tfs.push(1);
         }
+    }
+
+    fn term_id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        let id = self.postings.len() as u32;
+        self.ids.insert(term.to_string(), id);
+        self.postings.push(TermPostings::default());
+        id
     }
 
     /// The terms sorted by their bytes.
@@ -103,11 +116,11 @@ fn invert_chunk(
             (&doc.text, text_slot, &mut text_lens),
         ] {
             let mut len = 0u32;
-            analyzer.for_each_token(text, &mut scratch, |token| {
+            analyzer.for_each_word(text, &mut scratch, |word| {
                 len += 1;
-                inversions[0].add(token, doc_id); // flat is always slot 0
+                inversions[0].add_word(word, analyzer, doc_id); // flat is always slot 0
                 if let Some(s) = own_slot {
-                    inversions[s].add(token, doc_id);
+                    inversions[s].add_word(word, analyzer, doc_id);
                 }
             });
             lens.push(len);
