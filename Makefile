@@ -5,7 +5,7 @@ DEMO_DIR := demo-data
 
 .PHONY: test fmt-check clippy unit demo build bench
 
-test: fmt-check clippy unit
+test: fmt-check clippy unit quarantine bench-test
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -52,3 +52,45 @@ quality: build
 	$(RELEASE_BIN)/heddle-eval index --corpus $(SCIFACT) --index results/scifact-index --analyzer lucene-english --per-field --force
 	$(RELEASE_BIN)/heddle-eval quality --index results/scifact-index --queries $(SCIFACT)/queries.jsonl \
 		--qrels $(SCIFACT)/qrels/test.tsv --k1 0.9 --b 0.4 --remove-query --run-out results/scifact-flat.run
+
+# heddle against tantivy (bench/, its own workspace: docs/PERF.md, "heddle against tantivy").
+# `quarantine` proves that tantivy is nowhere in the root workspace's dependency tree;
+# `bench-test` keeps bench/ formatted, clippy-clean and tested (debug profile, fixture corpus).
+.PHONY: quarantine bench-test compare
+quarantine:
+	@mkdir -p target
+	$(CARGO) tree --workspace --target all --edges normal,build,dev --prefix none > target/quarantine.tree
+	@if grep -i tantivy target/quarantine.tree Cargo.lock; then \
+		echo "quarantine: tantivy is in the root workspace's dependency tree" >&2; exit 1; \
+	else \
+		echo "quarantine: $$(sort -u target/quarantine.tree | wc -l) crates in the root workspace's tree, none of them tantivy"; \
+	fi
+
+bench-test:
+	cd bench && $(CARGO) fmt --check
+	cd bench && $(CARGO) clippy --all-targets -- -D warnings
+	cd bench && $(CARGO) test
+
+# Both engines on one BEIR corpus: indexes (kept under COMPARE_DIR/work and reused while
+# corpus and settings are unchanged), agreement check, sequential pass, a 5-rung derived
+# ladder alternating engines rung by rung, per-engine peak RSS, the heddle/tantivy ratios.
+# Default: the full-scale synthetic TREC-COVID-style corpus (171,332 documents, 50 queries),
+# generated on first use. Any BEIR set: make compare CORPUS=DIR QUERIES=FILE.
+# COMPARE_FLAGS adds flags, e.g. --rebuild, --analysis native, --repeat 3.
+COMPARE_DIR ?= results/compare
+CORPUS ?= $(COMPARE_DIR)/synth
+QUERIES ?= $(CORPUS)/queries.jsonl
+COMPARE_OUT ?= $(COMPARE_DIR)/out
+COMPARE_FLAGS ?=
+compare: $(CORPUS)/corpus.jsonl
+	cd bench && $(CARGO) build --release
+	@mkdir -p $(COMPARE_OUT)
+	bench/target/release/heddle-bench bench --corpus $(CORPUS) --queries $(QUERIES) \
+		--workdir $(COMPARE_DIR)/work/$(notdir $(CORPUS)) \
+		--fractions 0.25,0.5,0.75,1,2 --samples 10000 --inflight 64 \
+		--json $(COMPARE_OUT)/ladder.json --svg $(COMPARE_OUT)/ladder.svg \
+		--compare-json $(COMPARE_OUT)/compare.json $(COMPARE_FLAGS)
+
+$(COMPARE_DIR)/synth/corpus.jsonl:
+	$(CARGO) build --release -p heddle-corpus
+	$(RELEASE_BIN)/heddle-corpus synth --out $(COMPARE_DIR)/synth --seed 7

@@ -169,9 +169,8 @@ fn doc_scores(a: &[ScoredHit], b: &[ScoredHit], k: usize) -> Vec<DocScores> {
 /// Compares two deep result lists (best first, each at least `k` long where the engine
 /// matched that many) on their top `k`.
 pub fn classify(a: &[ScoredHit], b: &[ScoredHit], k: usize) -> (usize, Class) {
-    let top = |l: &[ScoredHit]| -> HashSet<String> {
-        l.iter().take(k).map(|h| h.id.clone()).collect()
-    };
+    let top =
+        |l: &[ScoredHit]| -> HashSet<String> { l.iter().take(k).map(|h| h.id.clone()).collect() };
     let (ta, tb) = (top(a), top(b));
     let overlap = ta.intersection(&tb).count();
     if ta == tb {
@@ -448,7 +447,10 @@ mod tests {
 
         explain(&mut r, |q| q.query_id == "19");
         assert_eq!((r.length_code, r.differs), (1, 0));
-        assert!((r.agreeing - 0.95).abs() < 1e-12, "the figure counts ties only");
+        assert!(
+            (r.agreeing - 0.95).abs() < 1e-12,
+            "the figure counts ties only"
+        );
         assert!((r.agreeing_explained - 1.0).abs() < 1e-12);
     }
 }

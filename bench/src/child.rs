@@ -11,13 +11,13 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use heddle_eval::bench::ladder::warm_up;
 use heddle_eval::bench::ladder::{RungSpec, run_rung};
+use heddle_eval::bench::loadgen::Arrivals;
 use heddle_eval::bench::queries::QueryCycle;
 use heddle_eval::bench::report::Settings;
-use heddle_eval::bench::ladder::warm_up;
-use heddle_eval::bench::loadgen::Arrivals;
-use serde::{Deserialize, Serialize};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::Analysis;
 use crate::engines::{BuildOptions, BuildStats, Engine};
@@ -132,7 +132,9 @@ pub struct ServeRss {
 /// Runs in the child.
 pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
     let engine = Engine::parse(&args.engine)?;
-    let backend = engine.factory(&args.index, args.analysis).open(&args.index)?;
+    let backend = engine
+        .factory(&args.index, args.analysis)
+        .open(&args.index)?;
     let queries = QueryCycle::load(&args.queries, args.seed)?;
     warm_up(&*backend, &queries, queries.len() as u64, args.k);
     let settings = Settings {

@@ -89,9 +89,14 @@ pub struct CompareArgs {
 
 /// Runs the comparison; prints as it goes and returns the report.
 pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
+    let load_start = report::load_average();
     let engines = selected(&args.bench.engines)?;
     let corpus = corpus_file(&args.corpus);
-    ensure!(corpus.is_file(), "{}: no corpus.jsonl there", args.corpus.display());
+    ensure!(
+        corpus.is_file(),
+        "{}: no corpus.jsonl there",
+        args.corpus.display()
+    );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.index_threads.unwrap_or(cores);
     ensure!(threads >= 1, "--index-threads must be at least 1");
@@ -214,7 +219,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
             opens[i].push(t.elapsed().as_secs_f64());
             drop(backend);
         }
-        eprintln!("compare: open round {}/{}", round + 1, args.open_rounds.max(1));
+        eprintln!(
+            "compare: open round {}/{}",
+            round + 1,
+            args.open_rounds.max(1)
+        );
     }
 
     // 4. Sequential pass.
@@ -278,14 +287,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         .zip(opens)
         .zip(sequential)
         .zip(memory)
-        .map(|((((engine, stats, reused, _), opens), sequential), memory)| EngineFigures {
-            engine: engine.name().to_string(),
-            build: stats,
-            reused,
-            open_secs: spread(&opens).expect("at least one open"),
-            sequential,
-            memory,
-        })
+        .map(
+            |((((engine, stats, reused, _), opens), sequential), memory)| EngineFigures {
+                engine: engine.name().to_string(),
+                build: stats,
+                reused,
+                open_secs: spread(&opens).expect("at least one open"),
+                sequential,
+                memory,
+            },
+        )
         .collect();
     let report = CompareReport {
         format: COMPARE_FORMAT,
@@ -295,7 +306,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         analysis_label: args.analysis.label().to_string(),
         corpus: corpus.display().to_string(),
         queries: args.bench.queries.display().to_string(),
-        machine: Machine::this(),
+        machine: Machine::this(load_start),
         ratios: report::ratios(&figures, Some(&ladder)),
         engines: figures,
         agreement,
@@ -342,8 +353,8 @@ fn check_agreement(
         .iter()
         .map(|(e, _, _, dir)| e.scored(dir, args.analysis))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let queries = heddle_corpus::beir::open_queries(&args.bench.queries)?
-        .collect::<Result<Vec<_>, _>>()?;
+    let queries =
+        heddle_corpus::beir::open_queries(&args.bench.queries)?.collect::<Result<Vec<_>, _>>()?;
     eprintln!(
         "compare: agreement check: {} queries on both engines, top {k} (asked {depth} deep)",
         queries.len()
@@ -354,12 +365,7 @@ fn check_agreement(
         let b = searchers[1].search_scored(&q.text, depth)?;
         results.push((q.id, q.text, a, b));
     }
-    let mut report = agreement::report(
-        (built[0].0.name(), built[1].0.name()),
-        k,
-        depth,
-        results,
-    );
+    let mut report = agreement::report((built[0].0.name(), built[1].0.name()), k, depth, results);
     if args.analysis == Analysis::Matched && report.differs > 0 {
         explain_by_length_code(args, built, &mut report)?;
     }

@@ -58,7 +58,9 @@ fn run() -> anyhow::Result<()> {
     if let Some(("bench", m)) = matches.subcommand()
         && m.value_source("index") == Some(ValueSource::CommandLine)
     {
-        bail!("heddle-bench builds each engine's index from --corpus under --workdir; it takes no --index");
+        bail!(
+            "heddle-bench builds each engine's index from --corpus under --workdir; it takes no --index"
+        );
     }
     let cli = Cli::from_arg_matches(&matches)?;
     match cli.command {

@@ -71,7 +71,8 @@ pub fn score_exact(stats: &CollectionStats, query: &BTreeMap<String, u32>, doc: 
         };
         let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
         let tf = tf as f64;
-        score += qtf as f64 * idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * doc.len as f64 / avgdl));
+        score +=
+            qtf as f64 * idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * doc.len as f64 / avgdl));
     }
     score
 }
@@ -108,7 +109,10 @@ pub fn read_docs(
     for doc in heddle_corpus::beir::open_corpus(corpus)? {
         let doc = doc?;
         if ids.contains(&doc.id) {
-            out.insert(doc.id.clone(), DocTerms::of(analyzer, &doc.title, &doc.text));
+            out.insert(
+                doc.id.clone(),
+                DocTerms::of(analyzer, &doc.title, &doc.text),
+            );
             if out.len() == ids.len() {
                 break;
             }
@@ -133,7 +137,10 @@ mod tests {
         assert_eq!(coded_length(160), 152);
         for len in [41u32, 100, 160, 1_000, 10_000] {
             let c = coded_length(len);
-            assert!(c <= len && (len - c) as f64 <= len as f64 / 8.0, "{len} → {c}");
+            assert!(
+                c <= len && (len - c) as f64 <= len as f64 / 8.0,
+                "{len} → {c}"
+            );
         }
     }
 
@@ -153,12 +160,21 @@ mod tests {
         };
         let short = DocTerms::of(&analyzer, "Bats", "a virus in bats");
         assert_eq!(short.len, 3);
-        let (e, c) = (score_exact(&stats, &q, &short), score_coded(&stats, &q, &short));
+        let (e, c) = (
+            score_exact(&stats, &q, &short),
+            score_coded(&stats, &q, &short),
+        );
         assert!((e - c).abs() / e < 1e-6, "{e} vs {c}");
         let long_text = "virus ".to_string() + &"word ".repeat(99);
         let long = DocTerms::of(&analyzer, "", &long_text);
         assert_eq!(long.len, 100);
-        let (e, c) = (score_exact(&stats, &q, &long), score_coded(&stats, &q, &long));
-        assert!(c > e, "a coded length of 96 scores above the exact 100: {e} vs {c}");
+        let (e, c) = (
+            score_exact(&stats, &q, &long),
+            score_coded(&stats, &q, &long),
+        );
+        assert!(
+            c > e,
+            "a coded length of 96 scores above the exact 100: {e} vs {c}"
+        );
     }
 }

@@ -27,28 +27,45 @@ pub struct Machine {
     pub cpu: String,
     pub cores: usize,
     pub memory_kib: Option<u64>,
+    /// The 1-minute load average when the run started and when it ended: other work on
+    /// a shared machine, which alternation spreads over both engines but cannot remove.
+    #[serde(default)]
+    pub load_start: Option<f64>,
+    #[serde(default)]
+    pub load_end: Option<f64>,
+}
+
+/// The 1-minute load average (/proc/loadavg).
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 impl Machine {
-    pub fn this() -> Self {
+    /// This machine, with the load average now as the end of the run.
+    pub fn this(load_start: Option<f64>) -> Self {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu = cpuinfo
             .lines()
             .find_map(|l| l.strip_prefix("model name"))
             .and_then(|l| l.split_once(':'))
             .map_or("unknown".to_string(), |(_, v)| v.trim().to_string());
-        let memory_kib = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|m| {
-                m.lines()
-                    .find_map(|l| l.strip_prefix("MemTotal:"))
-                    .and_then(|v| v.trim().strip_suffix("kB"))
-                    .and_then(|v| v.trim().parse().ok())
-            });
+        let memory_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().strip_suffix("kB"))
+                .and_then(|v| v.trim().parse().ok())
+        });
         Machine {
             cpu,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_kib,
+            load_start,
+            load_end: load_average(),
         }
     }
 }
@@ -266,10 +283,7 @@ fn ladder_rows(l: &BenchReport) -> Vec<RatioRow> {
             _ if !h.valid || !t.valid => "invalid rung",
             _ => "",
         };
-        for (q, hv, tv) in [
-            ("p50", &h.p50_us, &t.p50_us),
-            ("p99", &h.p99_us, &t.p99_us),
-        ] {
+        for (q, hv, tv) in [("p50", &h.p50_us, &t.p50_us), ("p99", &h.p99_us, &t.p99_us)] {
             rows.push(
                 RatioRow::new(
                     &format!("ladder {} {q}", i + 1),
@@ -324,10 +338,17 @@ pub fn render_ratios(report: &CompareReport) -> String {
         "heddle vs tantivy {} — {}",
         report.tantivy_version, report.analysis_label
     );
+    let m = &report.machine;
+    let load = |l: Option<f64>| l.map_or("?".to_string(), |l| format!("{l:.2}"));
     let _ = writeln!(
         out,
-        "  corpus {}, queries {}; machine: {}, {} cores",
-        report.corpus, report.queries, report.machine.cpu, report.machine.cores
+        "  corpus {}, queries {}; machine: {}, {} cores, load average {} at start, {} at end",
+        report.corpus,
+        report.queries,
+        m.cpu,
+        m.cores,
+        load(m.load_start),
+        load(m.load_end)
     );
     for e in &report.engines {
         let b = &e.build;
@@ -383,7 +404,10 @@ pub fn render_ratios(report: &CompareReport) -> String {
             reading_cell,
         ]);
     }
-    let _ = writeln!(out, "\nratios (heddle / tantivy; above 1: heddle's figure is larger)");
+    let _ = writeln!(
+        out,
+        "\nratios (heddle / tantivy; above 1: heddle's figure is larger)"
+    );
     out.push_str(&t.render());
     out
 }
@@ -419,10 +443,19 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
         first.tantivy_version,
         first.analysis_label
     );
+    let loads: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let l = |x: Option<f64>| x.map_or("?".to_string(), |x| format!("{x:.1}"));
+            format!("{}→{}", l(r.machine.load_start), l(r.machine.load_end))
+        })
+        .collect();
     let _ = writeln!(
         out,
-        "  machine: {}, {} cores",
-        first.machine.cpu, first.machine.cores
+        "  machine: {}, {} cores; load average per run (start→end): {}",
+        first.machine.cpu,
+        first.machine.cores,
+        loads.join(", ")
     );
     let agreeing: Vec<f64> = runs
         .iter()
@@ -448,7 +481,11 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
             .collect();
         let col = |get: fn(&RatioRow) -> Option<f64>| -> Option<Spread<f64>> {
             let v: Vec<f64> = same.iter().filter_map(|r| get(r)).collect();
-            if v.len() == same.len() { spread(&v) } else { None }
+            if v.len() == same.len() {
+                spread(&v)
+            } else {
+                None
+            }
         };
         let (h, tv, ratio) = (col(|r| r.heddle), col(|r| r.tantivy), col(|r| r.ratio));
         let label = if row.key.starts_with("ladder") {
@@ -468,7 +505,12 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
             .collect();
         let mut reading_cell = ratio.map_or(String::new(), |s| reading(row, s.median));
         if !notes.is_empty() {
-            reading_cell = format!("{reading_cell} ({} of {} runs: {})", notes.len(), same.len(), notes[0]);
+            reading_cell = format!(
+                "{reading_cell} ({} of {} runs: {})",
+                notes.len(),
+                same.len(),
+                notes[0]
+            );
         }
         t.row(vec![
             label,
@@ -484,7 +526,11 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
 
 fn fmt_spread(s: &Spread<f64>, f: impl Fn(f64) -> String) -> String {
     let (m, a, b) = (f(s.median), f(s.min), f(s.max));
-    if a == b { m } else { format!("{m} [{a}–{b}]") }
+    if a == b {
+        m
+    } else {
+        format!("{m} [{a}–{b}]")
+    }
 }
 
 /// Columns padded to their widest cell; the first and last left-aligned.
@@ -551,13 +597,22 @@ mod tests {
         let slow = row(Kind::Time, 2.0, 1.0);
         assert_eq!(slow.ratio, Some(2.0));
         assert_eq!(reading(&slow, 2.0), "heddle 2.00× slower");
-        assert_eq!(reading(&row(Kind::Time, 1.0, 2.0), 0.5), "heddle 2.00× faster");
+        assert_eq!(
+            reading(&row(Kind::Time, 1.0, 2.0), 0.5),
+            "heddle 2.00× faster"
+        );
         let rate = row(Kind::Rate, 300.0, 100.0);
         assert_eq!(rate.better, Better::Higher);
         assert_eq!(reading(&rate, 3.0), "heddle 3.00× faster");
-        assert_eq!(reading(&row(Kind::Size, 1.0, 4.0), 0.25), "heddle 4.00× smaller");
+        assert_eq!(
+            reading(&row(Kind::Size, 1.0, 4.0), 0.25),
+            "heddle 4.00× smaller"
+        );
         assert_eq!(reading(&row(Kind::Size, 1.0, 1.0), 1.0), "same");
-        assert_eq!(RatioRow::new("k", "k", Kind::Time, Some(1.0), None).ratio, None);
+        assert_eq!(
+            RatioRow::new("k", "k", Kind::Time, Some(1.0), None).ratio,
+            None
+        );
     }
 
     #[test]

@@ -105,12 +105,21 @@ mod tests {
     #[test]
     fn engines_alternate_pass_by_pass_and_every_query_is_timed() {
         let log = Mutex::new(Vec::new());
-        let a = Logging { name: "a", log: &log };
-        let b = Logging { name: "b", log: &log };
+        let a = Logging {
+            name: "a",
+            log: &log,
+        };
+        let b = Logging {
+            name: "b",
+            log: &log,
+        };
         let queries = QueryCycle::new(vec!["x".into(), "y".into(), "z".into()], 1);
         let reports = run_sequential(&[("a", &a), ("b", &b)], &queries, 2, 10);
         let log = log.into_inner().unwrap();
-        assert_eq!(log, ["a", "a", "a", "b", "b", "b", "a", "a", "a", "b", "b", "b"]);
+        assert_eq!(
+            log,
+            ["a", "a", "a", "b", "b", "b", "a", "a", "a", "b", "b", "b"]
+        );
         assert_eq!(reports[0].latency_us.count, 6);
         assert_eq!(reports[1].passes, 2);
         assert!(reports[0].latency_us.p50.is_none(), "6 samples: no p50");

@@ -96,8 +96,8 @@ pub struct HeddleScored {
 
 impl HeddleScored {
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
-        let index = Index::open(dir)
-            .with_context(|| format!("opening heddle index {}", dir.display()))?;
+        let index =
+            Index::open(dir).with_context(|| format!("opening heddle index {}", dir.display()))?;
         Ok(HeddleScored { index })
     }
 }

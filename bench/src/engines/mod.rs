@@ -44,7 +44,12 @@ impl Engine {
     }
 
     /// Builds this engine's index of `corpus` in `dir` (which must not exist yet).
-    pub fn build(self, corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::Result<BuildStats> {
+    pub fn build(
+        self,
+        corpus: &Path,
+        dir: &Path,
+        opts: &BuildOptions,
+    ) -> anyhow::Result<BuildStats> {
         match self {
             Engine::Heddle => heddle_engine::build(corpus, dir, opts),
             Engine::Tantivy => tantivy_engine::build(corpus, dir, opts),
@@ -134,4 +139,3 @@ pub fn corpus_file(corpus: &Path) -> PathBuf {
         corpus.to_path_buf()
     }
 }
-

@@ -87,7 +87,10 @@ fn fields(index: &Index) -> anyhow::Result<Fields> {
 }
 
 pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::Result<BuildStats> {
-    ensure!(opts.threads >= 1, "tantivy needs at least one indexing thread");
+    ensure!(
+        opts.threads >= 1,
+        "tantivy needs at least one indexing thread"
+    );
     ensure!(opts.segments >= 1, "an index has at least one segment");
     let started = Instant::now();
     let mut progress = Progress::new("build tantivy");

@@ -1,0 +1,140 @@
+//! `heddle-bench` end to end on the fixture: build, agreement, sequential pass, ladder,
+//! memory rungs, ratio table, JSON and SVG; the second run reuses the indexes.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn heddle_bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heddle-bench"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn bench_args<'a>(dir: &'a Path, extra: &[&'a str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "bench",
+        "--corpus",
+        dir.join("data").to_str().unwrap(),
+        "--queries",
+        dir.join("data/queries.jsonl").to_str().unwrap(),
+        "--workdir",
+        dir.join("work").to_str().unwrap(),
+        "--rates",
+        "100,200",
+        "--samples",
+        "200",
+        "--min-duration",
+        "0",
+        "--inflight",
+        "1000",
+        "--sequential-samples",
+        "200",
+        "--memory-requests",
+        "100",
+        "--open-rounds",
+        "2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+#[test]
+fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write_fixture(&dir.path().join("data"), 600, 20, 21, true);
+    let json = dir.path().join("out/compare.json");
+    let svg = dir.path().join("out/ladder.svg");
+    let args = bench_args(
+        dir.path(),
+        &[
+            "--compare-json",
+            json.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let first = heddle_bench(&args);
+    let (out, err) = text(&first);
+    assert!(first.status.success(), "{out}\n{err}");
+    for needle in [
+        "agreement (heddle vs tantivy, top 10 of 20 queries)",
+        "required: PASS",
+        "sequential heddle: 10 passes × 20 queries",
+        "sequential tantivy",
+        "comparison (each engine's median over tantivy's, same rung)",
+        "ratios (heddle / tantivy",
+        "index build time",
+        "index size on disk",
+        "open time",
+        "sequential p50",
+        "ladder 100/s p50",
+        "serving peak RSS",
+        "1 segment, 2 indexing threads",
+    ] {
+        assert!(out.contains(needle), "stdout lacks {needle:?}:\n{out}");
+    }
+    assert!(err.contains("building"), "{err}");
+    assert!(!err.contains("reusing"), "{err}");
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.contains("heddle") && plot.contains("tantivy"),
+        "both curves on one chart"
+    );
+    let report = std::fs::read_to_string(&json).unwrap();
+    assert!(report.contains("\"ratios\"") && report.contains("\"agreement\""));
+
+    let second = heddle_bench(&args);
+    let (out2, err2) = text(&second);
+    assert!(second.status.success(), "{out2}\n{err2}");
+    assert!(err2.contains("heddle: reusing the index"), "{err2}");
+    assert!(err2.contains("tantivy: reusing the index"), "{err2}");
+    assert!(out2.contains("(reused index)"), "{out2}");
+
+    let summary = heddle_bench(&["summarise", json.to_str().unwrap(), json.to_str().unwrap()]);
+    let (s, e) = text(&summary);
+    assert!(summary.status.success(), "{e}");
+    assert!(
+        s.contains("2 runs of heddle vs tantivy") && s.contains("index build time"),
+        "{s}"
+    );
+}
+
+#[test]
+fn native_analysis_is_labelled_and_has_no_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write_fixture(&dir.path().join("data"), 300, 10, 22, false);
+    let args = bench_args(dir.path(), &["--analysis", "native"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = heddle_bench(&args);
+    let (out, err) = text(&run);
+    assert!(run.status.success(), "{out}\n{err}");
+    assert!(out.contains("NATIVE analysis"), "{out}");
+    assert!(out.contains("no threshold"), "{out}");
+    assert!(dir.path().join("work/native/tantivy/index").is_dir());
+}
+
+#[test]
+fn an_index_flag_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write_fixture(&dir.path().join("data"), 10, 2, 23, false);
+    let args = bench_args(dir.path(), &["--index", "/tmp/x"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = heddle_bench(&args);
+    let (_, err) = text(&run);
+    assert!(!run.status.success());
+    assert!(err.contains("takes no --index"), "{err}");
+}
