@@ -14,6 +14,7 @@ use clap::Args;
 use heddle_eval::bench::queries::QueryCycle;
 use heddle_eval::bench::report::BenchReport;
 use heddle_eval::bench::stats::spread;
+use heddle_eval::bench::writes::WritesReport;
 use heddle_eval::bench::{Backend, BackendFactory, BenchArgs};
 
 use crate::agreement::{self, AgreementReport, Class, MATCHED_THRESHOLD, QueryAgreement};
@@ -97,86 +98,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         "{}: no corpus.jsonl there",
         args.corpus.display()
     );
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = args.index_threads.unwrap_or(cores);
-    ensure!(threads >= 1, "--index-threads must be at least 1");
     eprintln!("compare: {}", args.analysis.label());
 
     // 1. Indexes.
-    eprintln!("compare: fingerprinting {}", corpus.display());
-    let fingerprint = CorpusFingerprint::of(&corpus)?;
-    let mut built: Vec<(Engine, BuildStats, bool, PathBuf)> = Vec::new();
-    let mut heddle_segments = None;
-    for &engine in &order_for_build(&engines) {
-        let options = BuildOptions {
-            analysis: args.analysis,
-            threads,
-            // tantivy is merged down to heddle's segment count; heddle's own build
-            // (one commit) decides it.
-            segments: match engine {
-                Engine::Heddle => 0,
-                Engine::Tantivy => heddle_segments.unwrap_or(1),
-            },
-            memory_bytes: match engine {
-                Engine::Heddle => 0,
-                Engine::Tantivy => args.tantivy_memory_mib << 20,
-            },
-        };
-        let slot = Slot::new(&args.workdir, args.analysis, engine);
-        let key = BuildKey::new(engine, fingerprint.clone(), options.clone());
-        let (stats, reused) = match slot.reusable(&key).filter(|_| !args.rebuild) {
-            Some(record) => {
-                eprintln!(
-                    "compare: {}: reusing the index in {} (built from the same corpus with the same settings; --rebuild to rebuild)",
-                    engine.name(),
-                    slot.index_dir().display()
-                );
-                (record.stats, true)
-            }
-            None => {
-                slot.clear()?;
-                eprintln!(
-                    "compare: {}: building {} in a fresh process",
-                    engine.name(),
-                    slot.index_dir().display()
-                );
-                let stats = child::spawn_build(engine, &corpus, &slot.staging_dir(), &options)?;
-                let built_at_unix = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                slot.commit(&BuildRecord {
-                    key,
-                    stats: stats.clone(),
-                    built_at_unix,
-                })?;
-                (stats, false)
-            }
-        };
-        eprintln!(
-            "compare: {}: {} documents, {} segment(s), {} bytes, built in {:.2} s ({:.0} documents/s){}",
-            engine.name(),
-            stats.docs,
-            stats.segments,
-            stats.bytes,
-            stats.seconds,
-            stats.docs_per_sec,
-            if reused { " [reused]" } else { "" }
-        );
-        if engine == Engine::Heddle {
-            heddle_segments = Some(stats.segments.max(1));
-        }
-        built.push((engine, stats, reused, slot.index_dir()));
-    }
-    if let [(_, a, ..), (_, b, ..)] = &built[..] {
-        ensure!(
-            a.docs == b.docs,
-            "the engines indexed different numbers of documents ({} and {})",
-            a.docs,
-            b.docs
-        );
-    }
-    // Back to the order of --engines.
-    built.sort_by_key(|(e, ..)| engines.iter().position(|x| x == e));
+    let built = indexes(args, &engines, &corpus)?;
     let factories: Vec<Box<dyn BackendFactory>> = built
         .iter()
         .map(|(e, _, _, dir)| e.factory(dir, args.analysis))
@@ -320,6 +245,116 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         eprintln!("compare: wrote {}", path.display());
     }
     Ok(report)
+}
+
+/// Builds each engine's index of `corpus` under `--workdir` (or reuses the one built
+/// from the same corpus with the same settings), in the order of `engines`.
+fn indexes(
+    args: &CompareArgs,
+    engines: &[Engine],
+    corpus: &Path,
+) -> anyhow::Result<Vec<(Engine, BuildStats, bool, PathBuf)>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = args.index_threads.unwrap_or(cores);
+    ensure!(threads >= 1, "--index-threads must be at least 1");
+    eprintln!("compare: fingerprinting {}", corpus.display());
+    let fingerprint = CorpusFingerprint::of(corpus)?;
+    let mut built: Vec<(Engine, BuildStats, bool, PathBuf)> = Vec::new();
+    let mut heddle_segments = None;
+    for &engine in &order_for_build(engines) {
+        let options = BuildOptions {
+            analysis: args.analysis,
+            threads,
+            // tantivy is merged down to heddle's segment count; heddle's own build
+            // (one commit) decides it.
+            segments: match engine {
+                Engine::Heddle => 0,
+                Engine::Tantivy => heddle_segments.unwrap_or(1),
+            },
+            memory_bytes: match engine {
+                Engine::Heddle => 0,
+                Engine::Tantivy => args.tantivy_memory_mib << 20,
+            },
+        };
+        let slot = Slot::new(&args.workdir, args.analysis, engine);
+        let key = BuildKey::new(engine, fingerprint.clone(), options.clone());
+        let (stats, reused) = match slot.reusable(&key).filter(|_| !args.rebuild) {
+            Some(record) => {
+                eprintln!(
+                    "compare: {}: reusing the index in {} (built from the same corpus with the same settings; --rebuild to rebuild)",
+                    engine.name(),
+                    slot.index_dir().display()
+                );
+                (record.stats, true)
+            }
+            None => {
+                slot.clear()?;
+                eprintln!(
+                    "compare: {}: building {} in a fresh process",
+                    engine.name(),
+                    slot.index_dir().display()
+                );
+                let stats = child::spawn_build(engine, corpus, &slot.staging_dir(), &options)?;
+                let built_at_unix = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                slot.commit(&BuildRecord {
+                    key,
+                    stats: stats.clone(),
+                    built_at_unix,
+                })?;
+                (stats, false)
+            }
+        };
+        eprintln!(
+            "compare: {}: {} documents, {} segment(s), {} bytes, built in {:.2} s ({:.0} documents/s){}",
+            engine.name(),
+            stats.docs,
+            stats.segments,
+            stats.bytes,
+            stats.seconds,
+            stats.docs_per_sec,
+            if reused { " [reused]" } else { "" }
+        );
+        if engine == Engine::Heddle {
+            heddle_segments = Some(stats.segments.max(1));
+        }
+        built.push((engine, stats, reused, slot.index_dir()));
+    }
+    if let [(_, a, ..), (_, b, ..)] = &built[..] {
+        ensure!(
+            a.docs == b.docs,
+            "the engines indexed different numbers of documents ({} and {})",
+            a.docs,
+            b.docs
+        );
+    }
+    // Back to the order of --engines.
+    built.sort_by_key(|(e, ..)| engines.iter().position(|x| x == e));
+    Ok(built)
+}
+
+/// `heddle-bench bench --writes`: each engine's index built (or reused) as for the
+/// comparison, then the instrument's writes arm on copies of both, engines alternating
+/// trial by trial (docs/PERF.md, "The writes arm"). No agreement check, sequential pass
+/// or ladder: the arm measures what a commit costs the reads beside it.
+pub fn run_writes(args: &CompareArgs) -> anyhow::Result<WritesReport> {
+    let engines = selected(&args.bench.engines)?;
+    let corpus = corpus_file(&args.corpus);
+    ensure!(
+        corpus.is_file(),
+        "{}: no corpus.jsonl there",
+        args.corpus.display()
+    );
+    eprintln!("compare: {}", args.analysis.label());
+    let built = indexes(args, &engines, &corpus)?;
+    let factories: Vec<Box<dyn BackendFactory>> = built
+        .iter()
+        .map(|(e, _, _, dir)| e.factory(dir, args.analysis))
+        .collect();
+    let mut bench = args.bench.clone();
+    bench.index = args.workdir.clone();
+    heddle_eval::bench::writes::run(&bench, &factories)
 }
 
 /// The engines of `--engines` (default: both), in that order.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use heddle::{Index, IndexSettings, SearchOptions};
-use heddle_eval::bench::{Backend, BackendFactory, HeddleFactory};
+use heddle_eval::bench::{Backend, BackendFactory, HeddleFactory, WriteOptions};
 use heddle_eval::progress::{Progress, thousands};
 
 use super::{BuildOptions, BuildStats, Engine, ScoredHit, ScoredSearch, dir_size};
@@ -86,6 +86,18 @@ impl BackendFactory for HeddleAt {
 
     fn open(&self, _index: &Path) -> anyhow::Result<Arc<dyn Backend>> {
         HeddleFactory.open(&self.dir)
+    }
+
+    fn source_dir(&self, _index: &Path) -> PathBuf {
+        self.dir.clone()
+    }
+
+    fn open_for_writes(
+        &self,
+        dir: &Path,
+        options: &WriteOptions,
+    ) -> anyhow::Result<Arc<dyn Backend>> {
+        HeddleFactory.open_for_writes(dir, options)
     }
 }
 

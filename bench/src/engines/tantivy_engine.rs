@@ -15,11 +15,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, ensure};
-use heddle_eval::bench::{Backend, BackendFactory};
+use heddle_eval::bench::{Backend, BackendFactory, CommitReport, WriteOptions};
 use heddle_eval::progress::{Progress, thousands};
 use tantivy::collector::TopDocs;
 use tantivy::indexer::NoMergePolicy;
@@ -194,6 +194,22 @@ impl BackendFactory for TantivyFactory {
     fn open(&self, _index: &Path) -> anyhow::Result<Arc<dyn Backend>> {
         Ok(Arc::new(TantivyBackend::open(&self.dir, self.analysis)?))
     }
+
+    fn source_dir(&self, _index: &Path) -> PathBuf {
+        self.dir.clone()
+    }
+
+    fn open_for_writes(
+        &self,
+        dir: &Path,
+        options: &WriteOptions,
+    ) -> anyhow::Result<Arc<dyn Backend>> {
+        Ok(Arc::new(TantivyWriting::open(
+            dir,
+            self.analysis,
+            options.threads,
+        )?))
+    }
 }
 
 /// An open tantivy index: a reader that reloads only when told (never, here), as
@@ -210,7 +226,12 @@ impl TantivyBackend {
         let index = Index::open_in_dir(dir)
             .with_context(|| format!("opening tantivy index {}", dir.display()))?;
         register(&index, analysis);
-        let fields = fields(&index)?;
+        TantivyBackend::with_index(&index)
+    }
+
+    /// A backend over `index`, whose tokenizer is already registered.
+    fn with_index(index: &Index) -> anyhow::Result<Self> {
+        let fields = fields(index)?;
         let analyzer = index.tokenizer_for_field(fields.flat)?;
         let reader = index
             .reader_builder()
@@ -314,5 +335,87 @@ impl ScoredSearch for TantivyBackend {
                 score: score as f64,
             })
             .collect())
+    }
+}
+
+/// tantivy's indexing memory for the writes arm, over all its threads: enough that a
+/// 20,000-document batch is one segment per indexing thread.
+const WRITES_MEMORY_BYTES: usize = 512 << 20;
+
+/// tantivy opened for the writes arm: the searching backend above, and a writer with
+/// `threads` indexing threads and no merges (as heddle's writer in the arm). A commit
+/// is tantivy's `commit()` followed by a manual `reload()` of the reader: tantivy's
+/// commit does not make documents visible to an open reader by itself.
+struct TantivyWriting {
+    backend: TantivyBackend,
+    fields: Fields,
+    writer: Mutex<IndexWriter<TantivyDocument>>,
+}
+
+impl TantivyWriting {
+    fn open(dir: &Path, analysis: Analysis, threads: usize) -> anyhow::Result<Self> {
+        let index = Index::open_in_dir(dir)
+            .with_context(|| format!("opening tantivy index {}", dir.display()))?;
+        register(&index, analysis);
+        let backend = TantivyBackend::with_index(&index)?;
+        let writer: IndexWriter<TantivyDocument> =
+            index.writer_with_num_threads(threads.max(1), WRITES_MEMORY_BYTES)?;
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        Ok(TantivyWriting {
+            backend,
+            fields: fields(&index)?,
+            writer: Mutex::new(writer),
+        })
+    }
+}
+
+impl Backend for TantivyWriting {
+    fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<String>> {
+        self.backend.search(query, k)
+    }
+
+    /// Documents as `build` makes them. tantivy's indexing threads analyse them as they
+    /// arrive, so this call already does part of the indexing (it blocks when their
+    /// queue is full).
+    fn add_documents(&self, docs: &[heddle::Document]) -> anyhow::Result<()> {
+        let writer = self.writer.lock().expect("writer poisoned");
+        let f = &self.fields;
+        for doc in docs {
+            let mut d = TantivyDocument::default();
+            d.add_text(f.id, &doc.id);
+            d.add_text(f.title, &doc.title);
+            d.add_text(f.flat, &doc.title);
+            d.add_text(f.flat, &doc.text);
+            writer.add_document(d)?;
+        }
+        Ok(())
+    }
+
+    /// Phases as tantivy exposes them: `prepare` (the indexing threads finish, and
+    /// serialize and fsync their segments), `commit` (deletes, meta.json written
+    /// atomically and the directory fsynced, unused files collected), `reload` (the
+    /// reader opens the new segment and swaps its searcher). tantivy does not measure
+    /// an exclusive window; its reader swaps searchers through an `ArcSwap`.
+    fn commit(&self) -> anyhow::Result<CommitReport> {
+        let mut writer = self.writer.lock().expect("writer poisoned");
+        let t = Instant::now();
+        let prepared = writer.prepare_commit()?;
+        let prepare = t.elapsed();
+        let t = Instant::now();
+        prepared.commit()?;
+        let commit = t.elapsed();
+        drop(writer);
+        let t = Instant::now();
+        self.backend.reader.reload()?;
+        let reload = t.elapsed();
+        let phases: Vec<(String, Duration)> = vec![
+            ("prepare".to_string(), prepare),
+            ("commit".to_string(), commit),
+            ("reload".to_string(), reload),
+        ];
+        Ok(CommitReport {
+            phases,
+            exclusive: None,
+        })
     }
 }
