@@ -79,6 +79,9 @@ pub(crate) fn top_k(
         }
         let n = cursors.len();
         let mut essential_from = non_essential_count(&prefix, top.threshold());
+        // The last range `skippable_range` found not skippable, with the θ and the
+        // essential set it was tested against; `None`: test the next candidate.
+        let mut checked: Option<(u32, f64, usize)> = None;
 
         while essential_from < n {
             let doc = cursors[essential_from..]
@@ -88,6 +91,26 @@ pub(crate) fn top_k(
                 .unwrap_or(TERMINATED);
             if doc == TERMINATED {
                 break;
+            }
+            // The range test runs once per range: while `doc` stays within a range found
+            // not skippable (same θ, same essential lists), its blocks and bounds are the same.
+            if let Some(theta) = top.threshold()
+                && checked.is_none_or(|(upto, t, e)| doc > upto || theta > t || essential_from != e)
+            {
+                match skippable_range(&cursors[essential_from..], prefix[essential_from], theta) {
+                    Err(upto) => checked = Some((upto, theta, essential_from)),
+                    Ok(upto) => {
+                        // No document up to `upto` can beat the heap: skip the essential
+                        // lists' current blocks without decoding the rest of them.
+                        let next = upto.saturating_add(1);
+                        for c in &mut cursors[essential_from..] {
+                            if c.cursor.doc() <= upto {
+                                c.cursor.seek(next);
+                            }
+                        }
+                        continue;
+                    }
+                }
             }
             if live.is_deleted(doc) {
                 for c in &mut cursors[essential_from..] {
@@ -141,6 +164,33 @@ pub(crate) fn top_k(
         }
     }
     Ok(top)
+}
+
+/// The block-max test: over the range from the current candidate to the first end of an
+/// essential list's current block, every document's score is at most the essential lists'
+/// block bounds plus the non-essential terms' whole bounds. If that is ≤ θ, returns
+/// `Ok(the range's last doc)`: everything up to it can be skipped; else `Err` of it.
+fn skippable_range(
+    essential: &[TermCursor<'_>],
+    non_essential_bound: f64,
+    theta: f64,
+) -> Result<u32, u32> {
+    let mut upto = TERMINATED;
+    let mut bound = non_essential_bound;
+    for c in essential {
+        if c.cursor.doc() == TERMINATED {
+            continue;
+        }
+        upto = upto.min(c.cursor.block_last_doc());
+        bound += c
+            .scorer
+            .score(c.cursor.block_max_tf(), c.cursor.block_min_len());
+    }
+    if bound * SLACK <= theta && upto != TERMINATED {
+        Ok(upto)
+    } else {
+        Err(upto)
+    }
 }
 
 /// How many of the lowest-bound terms are non-essential at threshold `theta`.
