@@ -155,7 +155,7 @@ fn class_line(name: &str, c: &ReadClass) -> String {
 fn trial(t: &TrialReport, out: &mut String) {
     let _ = writeln!(
         out,
-        "trial {}: {}, {}, repetition {}: copy {} in {}, open {}, warm-up p50 {}; {} reads in {:.1} s; {}",
+        "trial {}: {}, {}, repetition {}: copy {} in {}, open {}, warm-up {} queries (mean {}); {} reads in {:.1} s; {}",
         t.sequence + 1,
         t.engine,
         plural(t.commit_threads, "commit thread", "commit threads"),
@@ -163,7 +163,11 @@ fn trial(t: &TrialReport, out: &mut String) {
         kib(t.copy_bytes / 1024),
         secs(t.copy_secs),
         secs(t.open_secs),
-        micros_or_dash(t.warmup.latency_us.p50),
+        t.warmup.queries,
+        t.warmup
+            .latency_us
+            .mean
+            .map_or("-".to_string(), |m| micros(m.round() as u64)),
         t.requests,
         t.duration_secs,
         if t.valid {
