@@ -151,6 +151,7 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
         seed: args.seed,
         repeat: 1,
         baseline: None,
+        label: None,
     };
     let spec = RungSpec {
         engine: engine.name(),

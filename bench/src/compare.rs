@@ -178,6 +178,9 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     if bench.baseline.is_none() && engines.contains(&Engine::Tantivy) && engines.len() > 1 {
         bench.baseline = Some(Engine::Tantivy.name().to_string());
     }
+    if bench.label.is_none() {
+        bench.label = Some(args.analysis.label().to_string());
+    }
     let ladder = heddle_eval::bench::run(&bench, &factories)?;
 
     // 6. Memory, each engine in a fresh process.

@@ -123,6 +123,10 @@ fn native_analysis_is_labelled_and_has_no_threshold() {
     let (out, err) = text(&run);
     assert!(run.status.success(), "{out}\n{err}");
     assert!(out.contains("NATIVE analysis"), "{out}");
+    assert!(
+        out.contains("\n  NATIVE analysis (heddle english vs tantivy en_stem"),
+        "the ladder's table is labelled too:\n{out}"
+    );
     assert!(out.contains("no threshold"), "{out}");
     assert!(dir.path().join("work/native/tantivy/index").is_dir());
 }

@@ -1,5 +1,6 @@
-//! `--baseline` and `--fractions`, the two flags a comparison binary (bench/'s
-//! heddle-bench) sets: which engine the ratios divide by, and a derived ladder's rungs.
+//! `--baseline`, `--fractions` and `--label`, the flags a comparison binary (bench/'s
+//! heddle-bench) sets: which engine the ratios divide by, a derived ladder's rungs, and a
+//! label naming the run.
 
 use std::path::Path;
 use std::time::Duration;
@@ -119,4 +120,36 @@ fn fractions_shape_a_derived_ladder_and_conflict_with_rates() {
     let both = args(dir.path(), &["--rates", "50", "--fractions", "0.5"]);
     let err = run(&both, &engines()).unwrap_err().to_string();
     assert!(err.contains("--fractions"), "{err}");
+}
+
+#[test]
+fn a_label_heads_the_table_and_the_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("plot.svg");
+    let a = args(
+        dir.path(),
+        &[
+            "--rates",
+            "50",
+            "--samples",
+            "200",
+            "--engines",
+            "fast",
+            "--label",
+            "native analysis <each engine's own>",
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    );
+    let report = run(&a, &engines()).unwrap();
+    assert!(
+        render_table(&report).contains("\n  native analysis <each engine's own>\n"),
+        "{}",
+        render_table(&report)
+    );
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.contains("native analysis &lt;each engine"),
+        "escaped in the SVG"
+    );
 }

@@ -41,6 +41,7 @@ fn settings(threads: usize, inflight: usize, k: usize) -> Settings {
         seed: 1,
         repeat: 1,
         baseline: None,
+        label: None,
     }
 }
 

@@ -88,6 +88,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "ENGINE")]
     pub baseline: Option<String>,
 
+    /// A label for the run, shown in the table's header and the plot's subtitle (e.g.
+    /// which analysis the engines ran).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+
     /// A derived ladder's rungs, as fractions of the estimated capacity
     /// [default: 0.125,0.25,0.5,0.75,1,2].
     #[arg(long, value_name = "F1,F2,...", value_delimiter = ',')]
@@ -313,5 +318,6 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         seed: args.seed,
         repeat: args.repeat,
         baseline: args.baseline.clone(),
+        label: args.label.clone(),
     })
 }

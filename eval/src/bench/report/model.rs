@@ -46,6 +46,9 @@ pub struct Settings {
     /// The engine the comparison's ratios divide by; absent: the first engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// The run's label (`--label`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// How the rates were chosen (docs/PERF.md, "The ladder").

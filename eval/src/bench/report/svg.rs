@@ -160,6 +160,13 @@ fn title(report: &BenchReport, engines: &[&str], out: &mut String) {
         s.samples,
         runs
     );
+    if let Some(label) = &s.label {
+        let _ = writeln!(
+            out,
+            r##"<text x="{LEFT}" y="68" font-size="12" font-weight="bold" fill="#555">{}</text>"##,
+            esc(label)
+        );
+    }
 }
 
 fn x_axis(rates: &[f64]) -> Axis {

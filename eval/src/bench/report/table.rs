@@ -34,6 +34,9 @@ fn header(r: &BenchReport, out: &mut String) {
         s.inflight,
         s.k
     );
+    if let Some(label) = &s.label {
+        let _ = writeln!(out, "  {label}");
+    }
     let _ = writeln!(
         out,
         "  index {}, queries {} ({} distinct, seed {}); ≥{} requests and ≥{} s per rung; {} repetition{}",
