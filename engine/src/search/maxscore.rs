@@ -7,15 +7,15 @@
 //! come from the essential terms alone. For each candidate, the non-essential terms are
 //! consulted from the highest bound down, first by their current block's bound (no
 //! decoding), then by seeking, and the candidate is dropped as soon as its best possible
-//! score is ≤ θ.
+//! score is ≤ θ. Before that, whole ranges are skipped when the essential lists' current
+//! blocks cannot reach θ together.
 //!
 //! Why "≤ θ" may drop: documents are visited in ascending internal id, so a later document
 //! with a score equal to the heap's worst loses the tie and could never enter.
 //!
 //! Exactness under floating point: every drop compares `(partial + bounds) · SLACK` with
 //! θ, covering the few-ulp differences between sums taken in different orders; the score
-//! that is pushed is re-summed in term-byte order from the per-term contributions, as the
-//! oracle sums it.
+//! that is pushed is re-summed in term-byte order, as the oracle sums it.
 
 use super::query::QueryTerm;
 use super::topk::TopK;
@@ -49,7 +49,6 @@ pub(crate) fn top_k(
     if k == 0 {
         return Ok(top);
     }
-    let mut contributions = vec![0.0f64; terms.len()];
     for (s, live) in snapshot.segments().iter().enumerate() {
         let segment = &live.reader;
         let base = snapshot.doc_base(s);
@@ -78,6 +77,9 @@ pub(crate) fn top_k(
             prefix.push(prefix.last().copied().unwrap_or(0.0) + c.bound);
         }
         let n = cursors.len();
+        // Cursor positions in term-byte order: the order the oracle sums in.
+        let mut by_slot: Vec<usize> = (0..n).collect();
+        by_slot.sort_by_key(|&i| cursors[i].slot);
         let mut essential_from = non_essential_count(&prefix, top.threshold());
         // The last range `skippable_range` found not skippable, with the θ and the
         // essential set it was tested against; `None`: test the next candidate.
@@ -122,22 +124,16 @@ pub(crate) fn top_k(
             }
             let len = length_of(lengths, doc);
             let mut partial = 0.0;
-            for c in &mut cursors[essential_from..] {
+            for c in &cursors[essential_from..] {
                 if c.cursor.doc() == doc {
-                    let score = c.scorer.score(c.cursor.tf(), len);
-                    contributions[c.slot] = score;
-                    partial += score;
-                    c.cursor.advance();
+                    partial += c.scorer.score(c.cursor.tf(), len);
                 }
             }
             let admitted = match top.threshold() {
                 None => {
-                    score_non_essential(
-                        &mut cursors[..essential_from],
-                        doc,
-                        len,
-                        &mut contributions,
-                    );
+                    for c in &mut cursors[..essential_from] {
+                        c.cursor.seek(doc);
+                    }
                     true
                 }
                 Some(theta) => check_non_essential(
@@ -147,19 +143,27 @@ pub(crate) fn top_k(
                     len,
                     partial,
                     theta,
-                    &mut contributions,
                 ),
             };
+            let scored_from = essential_from;
             if admitted {
-                // Re-sum in term-byte order, as the oracle does (adding 0.0 for absent
-                // terms leaves a sum unchanged).
-                let score = contributions.iter().sum::<f64>();
+                // The exact score, summed in term-byte order as the oracle sums it (rare:
+                // only candidates that may enter the heap get here).
+                let mut score = 0.0;
+                for &i in &by_slot {
+                    let c = &cursors[i];
+                    if c.cursor.doc() == doc {
+                        score += c.scorer.score(c.cursor.tf(), len);
+                    }
+                }
                 top.push(score, base + doc as u64);
                 let next = non_essential_count(&prefix, top.threshold());
                 essential_from = essential_from.max(next);
             }
-            for c in &cursors {
-                contributions[c.slot] = 0.0;
+            for c in &mut cursors[scored_from..] {
+                if c.cursor.doc() == doc {
+                    c.cursor.advance();
+                }
             }
         }
     }
@@ -204,20 +208,6 @@ fn non_essential_count(prefix: &[f64], theta: Option<f64>) -> usize {
         .count()
 }
 
-/// Heap not yet full: every candidate is scored completely.
-fn score_non_essential(
-    cursors: &mut [TermCursor<'_>],
-    doc: u32,
-    len: u32,
-    contributions: &mut [f64],
-) {
-    for c in cursors.iter_mut() {
-        if c.cursor.seek(doc) == doc {
-            contributions[c.slot] = c.scorer.score(c.cursor.tf(), len);
-        }
-    }
-}
-
 /// Adds the non-essential terms' scores for `doc`, highest bound first, and returns
 /// whether the document can still beat `theta`.
 fn check_non_essential(
@@ -227,7 +217,6 @@ fn check_non_essential(
     len: u32,
     mut partial: f64,
     theta: f64,
-    contributions: &mut [f64],
 ) -> bool {
     let n = cursors.len();
     if (partial + prefix[n]) * SLACK <= theta {
@@ -250,9 +239,7 @@ fn check_non_essential(
         }
         let c = &mut cursors[j];
         if c.cursor.seek(doc) == doc {
-            let score = c.scorer.score(c.cursor.tf(), len);
-            contributions[c.slot] = score;
-            partial += score;
+            partial += c.scorer.score(c.cursor.tf(), len);
         }
     }
     partial * SLACK > theta
