@@ -25,9 +25,15 @@ pub fn manifest(bytes: &[u8]) {
 /// A term dictionary body: open it, then read every term and entry, and look some up.
 pub fn termdict(bytes: &[u8]) {
     if let Ok(dict) = TermDict::open(Path::new(PATH), bytes) {
-        for i in 0..dict.len().min(10_000) {
-            let term = dict.term(bytes, i);
-            let _ = dict.info(bytes, i);
+        let mut terms = Vec::new();
+        let mut walker = dict.walk(bytes);
+        while let Ok(Some((term, _))) = walker.next_term() {
+            if terms.len() == 10_000 {
+                break;
+            }
+            terms.push(term.to_vec());
+        }
+        for term in &terms {
             let _ = dict.get(bytes, term);
         }
         let _ = dict.get(bytes, b"fuzz");

@@ -32,6 +32,7 @@ pub mod search;
 pub mod segment;
 mod store;
 mod termdict;
+mod varint;
 
 pub use analysis::{Analyzer, AnalyzerConfig};
 pub use document::Document;

@@ -80,9 +80,19 @@ pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
 fn check_structures(dir: &Path, reader: &SegmentReader, report: &mut CheckReport) {
     let meta = reader.meta();
     for &field in &meta.fields {
-        let mut i = 0;
-        while let Some((term, info)) = reader.term_at(field, i) {
-            i += 1;
+        let Some(mut terms) = reader.terms(field) else {
+            continue;
+        };
+        loop {
+            let (term, info) = match terms.next_term() {
+                Ok(Some((term, info))) => (term.to_vec(), info),
+                Ok(None) => break,
+                Err(e) => {
+                    report.problems.push(e);
+                    break;
+                }
+            };
+            let term = term.as_slice();
             report.postings_lists_checked += 1;
             let list = match reader.postings(field, &info) {
                 Ok(l) => l,

@@ -64,7 +64,6 @@
 //! (gap 3 = 3 - (-1) - 1, tf-1 = 0, gap 3 = 7 - 3 - 1, tf-1 = 1).
 
 mod reader;
-mod varint;
 mod writer;
 
 #[cfg(test)]

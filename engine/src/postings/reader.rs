@@ -4,8 +4,9 @@ use std::path::Path;
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED, varint};
+use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED};
 use crate::error::{Error, Result};
+use crate::varint;
 
 /// One skip table entry (see the module docs).
 #[derive(Debug, Clone, Copy)]

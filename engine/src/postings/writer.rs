@@ -2,7 +2,8 @@
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED, varint};
+use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED};
+use crate::varint;
 
 /// What the term dictionary keeps about one encoded list: enough to open it and to bound
 /// the term's BM25 score over the whole list.

@@ -11,7 +11,7 @@ use crate::field::{Field, FieldCounts};
 use crate::postings::{PostingsWriter, TERMINATED};
 use crate::segment::lengths::length_of;
 use crate::store::StoreWriter;
-use crate::termdict::{TermDictWriter, TermInfo};
+use crate::termdict::{TermDictWriter, TermInfo, TermWalker};
 
 /// A source segment with the deletes to purge.
 pub(crate) struct MergeSource<'a> {
@@ -117,33 +117,28 @@ fn merge_field(
     field: Field,
     lens: &[u32],
 ) -> Result<(Vec<u8>, Vec<u8>, u64)> {
-    let mut positions = vec![0usize; sources.len()];
+    let mut walkers: Vec<_> = sources.iter().map(|src| src.reader.terms(field)).collect();
+    // Each source's current term and entry (owned: the walkers lend their buffers).
+    let mut heads: Vec<Option<(Vec<u8>, TermInfo)>> = Vec::with_capacity(sources.len());
+    for w in walkers.iter_mut() {
+        heads.push(next_head(w)?);
+    }
     let mut dict = TermDictWriter::default();
     let mut body = Vec::new();
     let mut encoder = PostingsWriter::new();
     let (mut docs, mut tfs) = (Vec::new(), Vec::new());
     loop {
-        let mut smallest: Option<&[u8]> = None;
-        for (s, src) in sources.iter().enumerate() {
-            if let Some((term, _)) = src.reader.term_at(field, positions[s])
-                && smallest.is_none_or(|m| term < m)
-            {
-                smallest = Some(term);
-            }
-        }
-        let Some(term) = smallest.map(<[u8]>::to_vec) else {
+        let Some(term) = heads.iter().flatten().map(|(t, _)| t).min().cloned() else {
             break;
         };
         docs.clear();
         tfs.clear();
         for (s, src) in sources.iter().enumerate() {
-            let Some((t, info)) = src.reader.term_at(field, positions[s]) else {
+            let Some((_, info)) = heads[s].as_ref().filter(|(t, _)| *t == term) else {
                 continue;
             };
-            if t != term.as_slice() {
-                continue;
-            }
-            positions[s] += 1;
+            let info = *info;
+            heads[s] = next_head(&mut walkers[s])?;
             let list = src.reader.postings(field, &info)?;
             let mut cursor = list.cursor();
             while cursor.doc() != TERMINATED {
@@ -177,4 +172,12 @@ fn merge_field(
     }
     let count = dict.len() as u64;
     Ok((dict.into_body(), body, count))
+}
+
+/// The next term of a source's walker, owned.
+fn next_head(walker: &mut Option<TermWalker<'_>>) -> Result<Option<(Vec<u8>, TermInfo)>> {
+    match walker {
+        None => Ok(None),
+        Some(w) => Ok(w.next_term()?.map(|(t, info)| (t.to_vec(), info))),
+    }
 }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::field::Field;
 use crate::postings::PostingsList;
 use crate::store::{StoreReader, StoredDoc};
-use crate::termdict::{TermDict, TermInfo};
+use crate::termdict::{TermDict, TermInfo, TermWalker};
 
 /// A mapped file whose footer has been verified; `body()` excludes the footer.
 struct VerifiedFile {
@@ -107,13 +107,11 @@ impl SegmentReader {
         f.terms.get(f.terms_file.body(), term.as_bytes())
     }
 
-    /// The `i`th term of `field` in byte order, with its dictionary entry.
-    pub(crate) fn term_at(&self, field: Field, i: usize) -> Option<(&[u8], TermInfo)> {
+    /// Every term of `field` in byte order with its dictionary entry; `None` if the field
+    /// is not indexed.
+    pub(crate) fn terms(&self, field: Field) -> Option<TermWalker<'_>> {
         let f = self.fields[field.index()].as_ref()?;
-        (i < f.terms.len()).then(|| {
-            let body = f.terms_file.body();
-            (f.terms.term(body, i), f.terms.info(body, i))
-        })
+        Some(f.terms.walk(f.terms_file.body()))
     }
 
     /// The postings of a term found by [`SegmentReader::term_info`] in `field`, validated.

@@ -1,14 +1,20 @@
 //! The sorted term dictionary of one segment field: term bytes → [`TermInfo`].
 //!
-//! Lookup is a binary search over a table of offsets into a blob of term bytes; no
-//! structure is built at open beyond validating the tables, so opening is O(terms) in
-//! checks and O(1) in allocation.
+//! Terms are front-coded in blocks of [`BLOCK_TERMS`]: each block's first term is kept
+//! whole in a table of block heads that a lookup binary-searches, and the block's entries
+//! store each term as (bytes shared with the previous term, the rest) with its statistics
+//! as varints. Postings lists are laid out in term order, so a term's postings offset is
+//! its block's offset plus the lengths of the lists before it in the block. A lookup
+//! decodes at most one block; opening validates the tables only.
 
 mod reader;
 mod writer;
 
-pub(crate) use reader::TermDict;
+pub(crate) use reader::{TermDict, TermWalker};
 pub(crate) use writer::TermDictWriter;
+
+/// Terms per front-coded block.
+pub(crate) const BLOCK_TERMS: usize = 32;
 
 /// Where a term's postings are, and the bounds pruning needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,67 +26,103 @@ pub(crate) struct TermInfo {
     pub df: u32,
     /// Largest term frequency in any document (score upper bound, with `min_len`).
     pub max_tf: u32,
-    /// Smallest flat length among documents containing the term.
+    /// Smallest document length among documents containing the term.
     pub min_len: u32,
 }
-
-pub(crate) const TERM_INFO_LEN: usize = 24;
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::error::Error;
 
-    fn info(n: u32) -> TermInfo {
-        TermInfo {
-            postings_offset: n as u64 * 100,
-            postings_len: n,
-            df: n + 1,
-            max_tf: n + 2,
-            min_len: n + 3,
+    /// Contiguous postings, as the segment writers lay them out.
+    fn dictionary(terms: &[&str]) -> (Vec<u8>, Vec<TermInfo>) {
+        let mut w = TermDictWriter::default();
+        let mut offset = 0u64;
+        let mut infos = Vec::new();
+        for (i, t) in terms.iter().enumerate() {
+            let info = TermInfo {
+                postings_offset: offset,
+                postings_len: 10 + i as u32 * 3,
+                df: i as u32 + 1,
+                max_tf: (i as u32 % 5) + 1,
+                min_len: 100 - i as u32 % 50,
+            };
+            offset += info.postings_len as u64;
+            w.push(t.as_bytes(), info);
+            infos.push(info);
         }
+        (w.into_body(), infos)
     }
 
     #[test]
-    fn finds_every_term_and_nothing_else() {
-        let terms = ["", "a", "ab", "b", "zebra", "état"];
-        let mut w = TermDictWriter::default();
-        for (i, t) in terms.iter().enumerate() {
-            w.push(t.as_bytes(), info(i as u32));
-        }
-        let body = w.into_body();
+    fn finds_every_term_and_nothing_else_across_blocks() {
+        let mut owned: Vec<String> = (0..200).map(|i| format!("term{i:04}")).collect();
+        owned.extend(["", "a", "ab", "abc", "b", "zebra", "état", "états"].map(String::from));
+        owned.sort();
+        let terms: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let (body, infos) = dictionary(&terms);
         let dict = TermDict::open(Path::new("t"), &body).unwrap();
         assert_eq!(dict.len(), terms.len());
-        for (i, t) in terms.iter().enumerate() {
-            assert_eq!(dict.get(&body, t.as_bytes()), Some(info(i as u32)), "{t}");
-            assert_eq!(dict.term(&body, i), t.as_bytes());
+        for (t, info) in terms.iter().zip(&infos) {
+            assert_eq!(dict.get(&body, t.as_bytes()), Some(*info), "{t}");
         }
-        for missing in ["aa", "c", "zz", "e"] {
+        for missing in [
+            "aa",
+            "c",
+            "zz",
+            "term00000",
+            "term0200",
+            "éta",
+            "\u{10ffff}",
+        ] {
             assert_eq!(dict.get(&body, missing.as_bytes()), None, "{missing}");
         }
+        let mut walker = dict.walk(&body);
+        let mut seen = Vec::new();
+        while let Some((term, info)) = walker.next_term().unwrap() {
+            seen.push((String::from_utf8(term.to_vec()).unwrap(), info));
+        }
+        let expected: Vec<(String, TermInfo)> = owned.iter().cloned().zip(infos).collect();
+        assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn an_empty_dictionary_opens_and_finds_nothing() {
+        let body = TermDictWriter::default().into_body();
+        let dict = TermDict::open(Path::new("t"), &body).unwrap();
+        assert_eq!(dict.len(), 0);
+        assert_eq!(dict.get(&body, b"x"), None);
+        assert!(dict.walk(&body).next_term().unwrap().is_none());
     }
 
     #[test]
     fn truncated_or_inconsistent_tables_are_typed_errors() {
-        let mut w = TermDictWriter::default();
-        w.push(b"alpha", info(1));
-        w.push(b"beta", info(2));
-        let body = w.into_body();
+        let owned: Vec<String> = (0..70).map(|i| format!("w{i:03}")).collect();
+        let terms: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let (body, _) = dictionary(&terms);
         for cut in 0..body.len() {
+            let Ok(dict) = TermDict::open(Path::new("t"), &body[..cut]) else {
+                continue;
+            };
+            // Whatever opened must never panic, and the walk reports the damage.
+            for t in &terms {
+                let _ = dict.get(&body[..cut], t.as_bytes());
+            }
+            let mut walker = dict.walk(&body[..cut]);
+            let mut n = 0;
+            let complete = loop {
+                match walker.next_term() {
+                    Ok(Some(_)) => n += 1,
+                    Ok(None) => break true,
+                    Err(_) => break false,
+                }
+            };
             assert!(
-                TermDict::open(Path::new("t"), &body[..cut]).is_err(),
-                "cut at {cut}"
+                !complete || n == terms.len(),
+                "cut at {cut}: a short walk looked complete"
             );
         }
-        // An offset pointing past the term bytes.
-        let mut bad = body.clone();
-        let offsets_at = 4 + 2 * TERM_INFO_LEN;
-        bad[offsets_at + 4..offsets_at + 8].copy_from_slice(&1000u32.to_le_bytes());
-        assert!(matches!(
-            TermDict::open(Path::new("t"), &bad),
-            Err(Error::Corrupt { .. })
-        ));
     }
 }

@@ -1,57 +1,96 @@
 //! Builds a term dictionary body from terms pushed in sorted order.
 
-use super::{TERM_INFO_LEN, TermInfo};
+use super::{BLOCK_TERMS, TermInfo};
+use crate::varint;
 
 /// Body layout (little-endian):
-/// `n u32 | n × TermInfo (24 B) | (n+1) × term end offset u32 | term bytes`.
+///
+/// ```text
+/// n_terms u32 | n_blocks u32 | heads_len u32 | data_len u32
+/// n_blocks × (head_end u32, data_end u32, postings_offset u64)   block table
+/// heads: block i's first term is bytes [head_end(i-1), head_end(i))
+/// data:  block i's entries are bytes [data_end(i-1), data_end(i)); per term, varints
+///        shared, suffix_len, suffix bytes, df, postings_len, max_tf, min_len
+///        (the first entry of a block has shared = suffix_len = 0: its term is the head)
+/// ```
 #[derive(Default)]
 pub(crate) struct TermDictWriter {
-    infos: Vec<u8>,
-    offsets: Vec<u32>,
-    bytes: Vec<u8>,
+    n_terms: usize,
+    table: Vec<u8>,
+    heads: Vec<u8>,
+    data: Vec<u8>,
+    last_term: Vec<u8>,
+    /// Where the next term's postings must start (postings are contiguous in term order).
+    next_postings: u64,
 }
 
 impl TermDictWriter {
-    /// Terms must arrive in strictly increasing byte order.
+    /// Terms must arrive in strictly increasing byte order, their postings contiguous.
     pub(crate) fn push(&mut self, term: &[u8], info: TermInfo) {
-        debug_assert!(self.last_term().is_none_or(|last| last < term));
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
+        debug_assert!(self.n_terms == 0 || self.last_term.as_slice() < term);
+        assert_eq!(
+            info.postings_offset, self.next_postings,
+            "postings lists must be laid out in term order"
+        );
+        if self.n_terms % BLOCK_TERMS == 0 {
+            if self.n_terms > 0 {
+                self.close_block();
+            }
+            self.heads.extend_from_slice(term);
+            self.table
+                .extend_from_slice(&info.postings_offset.to_le_bytes());
+            varint::write(&mut self.data, 0);
+            varint::write(&mut self.data, 0);
+        } else {
+            let shared = self
+                .last_term
+                .iter()
+                .zip(term)
+                .take_while(|(a, b)| a == b)
+                .count();
+            varint::write(&mut self.data, shared as u32);
+            varint::write(&mut self.data, (term.len() - shared) as u32);
+            self.data.extend_from_slice(&term[shared..]);
         }
-        self.bytes.extend_from_slice(term);
-        self.offsets.push(self.bytes.len() as u32);
-        self.infos
-            .extend_from_slice(&info.postings_offset.to_le_bytes());
-        self.infos
-            .extend_from_slice(&info.postings_len.to_le_bytes());
-        self.infos.extend_from_slice(&info.df.to_le_bytes());
-        self.infos.extend_from_slice(&info.max_tf.to_le_bytes());
-        self.infos.extend_from_slice(&info.min_len.to_le_bytes());
+        for v in [info.df, info.postings_len, info.max_tf, info.min_len] {
+            varint::write(&mut self.data, v);
+        }
+        self.last_term.clear();
+        self.last_term.extend_from_slice(term);
+        self.next_postings += info.postings_len as u64;
+        self.n_terms += 1;
     }
 
-    fn last_term(&self) -> Option<&[u8]> {
-        let n = self.offsets.len();
-        (n >= 2).then(|| &self.bytes[self.offsets[n - 2] as usize..self.offsets[n - 1] as usize])
+    /// Records the ends of the open block (its postings offset is already in the table).
+    fn close_block(&mut self) {
+        let offset_at = self.table.len() - 8;
+        let postings = self.table.split_off(offset_at);
+        self.table
+            .extend_from_slice(&(self.heads.len() as u32).to_le_bytes());
+        self.table
+            .extend_from_slice(&(self.data.len() as u32).to_le_bytes());
+        self.table.extend_from_slice(&postings);
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.infos.len() / TERM_INFO_LEN
+        self.n_terms
     }
 
     /// The body, without footer.
     pub(crate) fn into_body(mut self) -> Vec<u8> {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
+        if self.n_terms > 0 {
+            self.close_block();
         }
-        let n = self.len() as u32;
+        let n_blocks = self.n_terms.div_ceil(BLOCK_TERMS) as u32;
         let mut out =
-            Vec::with_capacity(4 + self.infos.len() + self.offsets.len() * 4 + self.bytes.len());
-        out.extend_from_slice(&n.to_le_bytes());
-        out.extend_from_slice(&self.infos);
-        for off in &self.offsets {
-            out.extend_from_slice(&off.to_le_bytes());
-        }
-        out.extend_from_slice(&self.bytes);
+            Vec::with_capacity(16 + self.table.len() + self.heads.len() + self.data.len());
+        out.extend_from_slice(&(self.n_terms as u32).to_le_bytes());
+        out.extend_from_slice(&n_blocks.to_le_bytes());
+        out.extend_from_slice(&(self.heads.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(self.data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.table);
+        out.extend_from_slice(&self.heads);
+        out.extend_from_slice(&self.data);
         out
     }
 }

@@ -2,7 +2,7 @@
 //! every byte but the last. At most 5 bytes; decoding rejects values above `u32::MAX`.
 
 /// Appends `value` to `out`.
-pub(super) fn write(out: &mut Vec<u8>, mut value: u32) {
+pub(crate) fn write(out: &mut Vec<u8>, mut value: u32) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
         value >>= 7;
@@ -13,7 +13,7 @@ pub(super) fn write(out: &mut Vec<u8>, mut value: u32) {
 /// Reads one varint at `*pos`, advancing `*pos` past it. `None` if the bytes run out, or the
 /// varint is longer than 5 bytes or encodes a value above `u32::MAX`.
 #[inline]
-pub(super) fn read(bytes: &[u8], pos: &mut usize) -> Option<u32> {
+pub(crate) fn read(bytes: &[u8], pos: &mut usize) -> Option<u32> {
     let mut value = 0u32;
     for shift in [0u32, 7, 14, 21, 28] {
         let byte = *bytes.get(*pos)?;
