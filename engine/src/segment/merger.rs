@@ -127,10 +127,7 @@ fn merge_field(
     let mut body = Vec::new();
     let mut encoder = PostingsWriter::new();
     let (mut docs, mut tfs) = (Vec::new(), Vec::new());
-    loop {
-        let Some(term) = heads.iter().flatten().map(|(t, _)| t).min().cloned() else {
-            break;
-        };
+    while let Some(term) = heads.iter().flatten().map(|(t, _)| t).min().cloned() {
         docs.clear();
         tfs.clear();
         for (s, src) in sources.iter().enumerate() {

@@ -32,7 +32,7 @@ impl TermDictWriter {
             info.postings_offset, self.next_postings,
             "postings lists must be laid out in term order"
         );
-        if self.n_terms % BLOCK_TERMS == 0 {
+        if self.n_terms.is_multiple_of(BLOCK_TERMS) {
             if self.n_terms > 0 {
                 self.close_block();
             }
