@@ -69,15 +69,9 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-#[allow(unused_imports, reason = "named by dynamic pruning, not yet landed")]
 pub(crate) use reader::PostingsCursor;
 pub(crate) use reader::PostingsList;
 pub(crate) use writer::PostingsWriter;
-#[allow(
-    unused_imports,
-    reason = "callers read its fields without naming it, so far"
-)]
-pub(crate) use writer::TermSummary;
 
 /// Postings per block (the BitPacker4x block length).
 pub(crate) const BLOCK_LEN: usize = 128;

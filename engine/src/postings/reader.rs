@@ -14,7 +14,6 @@ struct SkipEntry {
     last_doc: u32,
     end: u32,
     max_tf: u32,
-    #[allow(dead_code, reason = "dynamic pruning (block-max WAND) will use it")]
     min_len: u32,
 }
 
@@ -150,20 +149,20 @@ impl<'a> PostingsList<'a> {
     }
 
     /// Number of postings.
-    #[allow(dead_code, reason = "no caller yet; the segment code may want it")]
+    #[cfg(test)]
     pub(crate) fn df(&self) -> u32 {
         self.df
+    }
+
+    /// Bytes the list occupies (skip table and block data), whatever slice it was opened on.
+    #[cfg(test)]
+    pub(crate) fn byte_len(&self) -> usize {
+        self.skip.len() + self.data.len()
     }
 
     /// Number of blocks (`ceil(df / 128)`).
     pub(crate) fn n_blocks(&self) -> usize {
         self.skip.len() / SKIP_ENTRY_LEN
-    }
-
-    /// Bytes the list occupies (skip table and block data), whatever slice it was opened on.
-    #[allow(dead_code, reason = "no caller yet; the segment code may want it")]
-    pub(crate) fn byte_len(&self) -> usize {
-        self.skip.len() + self.data.len()
     }
 
     /// A cursor on the first posting.
@@ -276,7 +275,7 @@ impl<'a> PostingsCursor<'a> {
     }
 
     /// Number of postings in the list.
-    #[allow(dead_code, reason = "dynamic pruning (block-max WAND) will use it")]
+    #[cfg(test)]
     pub(crate) fn df(&self) -> u32 {
         self.list.df
     }
@@ -297,7 +296,6 @@ impl<'a> PostingsCursor<'a> {
     /// Moves to the first posting with doc ≥ `target` (staying put if the current doc already
     /// is) and returns its doc id, or [`TERMINATED`]. Skips whole blocks by their `last_doc`
     /// and decodes at most one block.
-    #[allow(dead_code, reason = "dynamic pruning (block-max WAND) will use it")]
     pub(crate) fn seek(&mut self, target: u32) -> u32 {
         if self.doc >= target {
             return self.doc;
@@ -335,7 +333,6 @@ impl<'a> PostingsCursor<'a> {
     /// Moves the block pointer (never backwards) to the block that would contain `target`,
     /// without decoding anything; the current doc does not change. Past the last block the
     /// block accessors report `TERMINATED`, max tf 0 and min length `u32::MAX`.
-    #[allow(dead_code, reason = "dynamic pruning (block-max WAND) will use it")]
     pub(crate) fn shallow_seek(&mut self, target: u32) {
         while self.list.entry(self.skip_block).last_doc < target {
             self.skip_block += 1;
@@ -344,21 +341,18 @@ impl<'a> PostingsCursor<'a> {
 
     /// Last doc id of the block at the block pointer ([`TERMINATED`] past the end).
     #[inline]
-    #[allow(dead_code, reason = "dynamic pruning (block-max WAND) will use it")]
     pub(crate) fn block_last_doc(&self) -> u32 {
         self.list.entry(self.skip_block).last_doc
     }
 
     /// Largest tf in the block at the block pointer (0 past the end).
     #[inline]
-    #[allow(dead_code, reason = "dynamic pruning (block-max WAND) will use it")]
     pub(crate) fn block_max_tf(&self) -> u32 {
         self.list.entry(self.skip_block).max_tf
     }
 
     /// Smallest document length in the block at the block pointer (`u32::MAX` past the end).
     #[inline]
-    #[allow(dead_code, reason = "dynamic pruning (block-max WAND) will use it")]
     pub(crate) fn block_min_len(&self) -> u32 {
         self.list.entry(self.skip_block).min_len
     }

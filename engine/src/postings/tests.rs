@@ -6,6 +6,7 @@ use bitpacking::{BitPacker, BitPacker4x};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
+use super::writer::TermSummary;
 use super::*;
 use crate::error::Error;
 

@@ -55,7 +55,6 @@ impl TermScorer {
 
     /// An upper bound on `score` for any document with tf ≤ `max_tf` and length ≥
     /// `min_len` (score grows with tf and shrinks with length). Used by pruning.
-    #[allow(dead_code)]
     pub(crate) fn bound(&self, max_tf: u32, min_len: u32) -> f64 {
         self.score(max_tf, min_len)
     }

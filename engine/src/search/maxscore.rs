@@ -56,7 +56,7 @@ pub(crate) fn top_k(
         let mut lists = Vec::with_capacity(terms.len());
         for (slot, term) in terms.iter().enumerate() {
             if let Some(info) = segment.term_info(field, &term.term) {
-                let bound = term.scorer.score(info.max_tf, info.min_len);
+                let bound = term.scorer.bound(info.max_tf, info.min_len);
                 lists.push((slot, term.scorer, bound, segment.postings(field, &info)?));
             }
         }
@@ -188,7 +188,7 @@ fn skippable_range(
         upto = upto.min(c.cursor.block_last_doc());
         bound += c
             .scorer
-            .score(c.cursor.block_max_tf(), c.cursor.block_min_len());
+            .bound(c.cursor.block_max_tf(), c.cursor.block_min_len());
     }
     if bound * SLACK <= theta && upto != TERMINATED {
         Ok(upto)
@@ -228,7 +228,7 @@ fn check_non_essential(
         c.cursor.shallow_seek(doc);
         block_bounds += c
             .scorer
-            .score(c.cursor.block_max_tf(), c.cursor.block_min_len());
+            .bound(c.cursor.block_max_tf(), c.cursor.block_min_len());
     }
     if (partial + block_bounds) * SLACK <= theta {
         return false;
