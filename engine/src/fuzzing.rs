@@ -40,12 +40,13 @@ pub fn termdict(bytes: &[u8]) {
     }
 }
 
-/// A postings list with the `df` its first byte proposes: open, walk, and seek.
+/// A postings list whose `df` is the input's first four bytes (little-endian): open,
+/// walk, and seek.
 pub fn postings(bytes: &[u8]) {
-    let Some((&df, list)) = bytes.split_first() else {
+    let Some((df, list)) = bytes.split_first_chunk::<4>() else {
         return;
     };
-    let Ok(list) = PostingsList::open(list, df as u32 * 37 + 1, Path::new(PATH)) else {
+    let Ok(list) = PostingsList::open(list, u32::from_le_bytes(*df), 1, Path::new(PATH)) else {
         return;
     };
     let mut cursor = list.cursor();

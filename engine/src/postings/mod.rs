@@ -13,8 +13,12 @@
 //! `n_blocks = ceil(df / 128)`; every block holds 128 postings except the last, which holds
 //! `df - 128 * (n_blocks - 1)` (from 1 to 128). All integers are little-endian.
 //!
+//! A list of **fewer than 128 postings** (most terms) is its tail block alone: no skip table.
+//! Its block bounds come from the list itself (last doc and largest tf, found when it is
+//! opened) and from the term's smallest length in the dictionary.
+//!
 //! ```text
-//! offset              size             field
+//! offset              size             field        (lists of 128 postings or more)
 //! 0                   16 * n_blocks    skip table: n_blocks entries, entry i at 16 * i:
 //!   +0                4                  last_doc  u32  last doc id of block i
 //!   +4                4                  end       u32  end of block i's bytes, relative to
@@ -59,9 +63,8 @@
 //! end are ignored (the caller may pass a longer slice). `max_tf` and `min_len` are trusted as
 //! given: they bound scores, and a wrong bound changes ranking, never memory safety.
 //!
-//! Worked example: docs `[3, 7]` with tfs `[1, 2]` (one tail block): skip entry
-//! `last_doc = 7, end = 4, max_tf = 2, min_len = ..`, then block bytes `03 00 03 01`
-//! (gap 3 = 3 - (-1) - 1, tf-1 = 0, gap 3 = 7 - 3 - 1, tf-1 = 1).
+//! Worked example: docs `[3, 7]` with tfs `[1, 2]` (a short list, no skip table): the bytes
+//! `03 00 03 01` (gap 3 = 3 - (-1) - 1, tf-1 = 0, gap 3 = 7 - 3 - 1, tf-1 = 1).
 
 mod reader;
 mod writer;

@@ -41,7 +41,10 @@ impl SkipEntry {
 /// Copying it is free; [`PostingsList::cursor`] walks it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PostingsList<'a> {
+    /// Empty for a list shorter than a block, which has no skip table: `single` stands
+    /// in for its one entry.
     skip: &'a [u8],
+    single: Option<SkipEntry>,
     /// The block data area, cut at the last block's end.
     data: &'a [u8],
     df: u32,
@@ -56,7 +59,10 @@ impl<'a> PostingsList<'a> {
     /// operation can panic or read outside `bytes`, whatever the bytes were; a full block
     /// whose header disagrees with its length ends the cursor there (`check_index` reports
     /// the list as shorter than its df).
-    pub(crate) fn open(bytes: &'a [u8], df: u32, path: &Path) -> Result<Self> {
+    ///
+    /// `min_len` is the term's smallest document length (from its dictionary entry): a list
+    /// shorter than a block has no skip entry, and its block bound uses it.
+    pub(crate) fn open(bytes: &'a [u8], df: u32, min_len: u32, path: &Path) -> Result<Self> {
         let corrupt = |detail: String| Error::Corrupt {
             path: path.to_path_buf(),
             what: "postings list",
@@ -66,6 +72,9 @@ impl<'a> PostingsList<'a> {
             return Err(corrupt("document frequency is 0".into()));
         }
         let df = df as usize;
+        if df < BLOCK_LEN {
+            return Self::open_short(bytes, df, min_len, path);
+        }
         let n_blocks = df.div_ceil(BLOCK_LEN);
         let skip_len = n_blocks * SKIP_ENTRY_LEN; // ≤ 2^29: df is a u32
         if bytes.len() < skip_len {
@@ -143,7 +152,31 @@ impl<'a> PostingsList<'a> {
 
         Ok(PostingsList {
             skip,
+            single: None,
             data: &data[..prev_end],
+            df: df as u32,
+        })
+    }
+
+    /// A list of fewer than 128 postings: the tail block alone, decoded once here to
+    /// validate it and to find its last doc and largest tf.
+    fn open_short(bytes: &'a [u8], df: usize, min_len: u32, path: &Path) -> Result<Self> {
+        let mut docs = [0u32; BLOCK_LEN];
+        let mut tfs = [0u32; BLOCK_LEN];
+        let end = decode_short(bytes, df, &mut docs, &mut tfs).ok_or_else(|| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "postings list",
+            detail: format!("a list of {df} postings does not decode"),
+        })?;
+        Ok(PostingsList {
+            skip: &[],
+            single: Some(SkipEntry {
+                last_doc: docs[df - 1],
+                end: end as u32,
+                max_tf: tfs[..df].iter().max().map_or(1, |&t| t.saturating_add(1)),
+                min_len,
+            }),
+            data: &bytes[..end],
             df: df as u32,
         })
     }
@@ -160,9 +193,19 @@ impl<'a> PostingsList<'a> {
         self.skip.len() + self.data.len()
     }
 
+    /// The list's one skip entry when it has no table (test access).
+    #[cfg(test)]
+    pub(crate) fn is_short(&self) -> bool {
+        self.single.is_some()
+    }
+
     /// Number of blocks (`ceil(df / 128)`).
     pub(crate) fn n_blocks(&self) -> usize {
-        self.skip.len() / SKIP_ENTRY_LEN
+        if self.single.is_some() {
+            1
+        } else {
+            self.skip.len() / SKIP_ENTRY_LEN
+        }
     }
 
     /// A cursor on the first posting.
@@ -173,6 +216,9 @@ impl<'a> PostingsList<'a> {
     /// Entry `block`, or [`SkipEntry::PAST_END`] past the last block.
     #[inline]
     fn entry(&self, block: usize) -> SkipEntry {
+        if let Some(single) = self.single {
+            return if block == 0 { single } else { SkipEntry::PAST_END };
+        }
         match self
             .skip
             .get(block * SKIP_ENTRY_LEN..)
@@ -217,6 +263,29 @@ fn decode_tail(
         next = d + 1;
     }
     (count >= 1 && pos == bytes.len() && docs[count - 1] == last_doc).then_some(())
+}
+
+/// Decodes a list shorter than a block (varint pairs from the start of `bytes`, `count`
+/// of them); returns the bytes it took, or `None` if they run out or a doc id would reach
+/// [`TERMINATED`].
+fn decode_short(
+    bytes: &[u8],
+    count: usize,
+    docs: &mut [u32; BLOCK_LEN],
+    tfs_minus_1: &mut [u32; BLOCK_LEN],
+) -> Option<usize> {
+    let mut pos = 0;
+    let mut next = 0u64;
+    for (doc, tf) in docs.iter_mut().zip(tfs_minus_1.iter_mut()).take(count) {
+        let d = next + u64::from(varint::read(bytes, &mut pos)?);
+        if d >= u64::from(TERMINATED) {
+            return None;
+        }
+        *doc = d as u32;
+        *tf = varint::read(bytes, &mut pos)?;
+        next = d + 1;
+    }
+    Some(pos)
 }
 
 /// Walks a [`PostingsList`]: one decoded block at a time in fixed arrays (no heap).

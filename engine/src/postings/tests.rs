@@ -52,7 +52,12 @@ fn encode(input: &Input) -> (Vec<u8>, TermSummary) {
 }
 
 fn open(bytes: &[u8], df: u32) -> crate::Result<PostingsList<'_>> {
-    PostingsList::open(bytes, df, Path::new(PATH))
+    PostingsList::open(bytes, df, 1, Path::new(PATH))
+}
+
+/// Opens with the dictionary's view of the list (df and the term's smallest length).
+fn open_summary<'a>(bytes: &'a [u8], summary: &TermSummary) -> crate::Result<PostingsList<'a>> {
+    PostingsList::open(bytes, summary.df, summary.min_len, Path::new(PATH))
 }
 
 fn simple(docs: Vec<u32>) -> Input {
@@ -160,7 +165,7 @@ proptest! {
             byte_len: list_len as u32,
         });
 
-        let list = open(&out[prefix..], summary.df).unwrap();
+        let list = open_summary(&out[prefix..], &summary).unwrap();
         prop_assert_eq!(list.byte_len(), list_len);
         prop_assert_eq!(list.n_blocks(), metas.len());
         let expected: Vec<_> = input.docs.iter().copied().zip(input.tfs.iter().copied()).collect();
@@ -189,7 +194,7 @@ proptest! {
         raw_ops in vec((0..4u8, any::<u32>()), 0..200),
     ) {
         let (bytes, summary) = encode(&input);
-        let list = open(&bytes, summary.df).unwrap();
+        let list = open_summary(&bytes, &summary).unwrap();
         let metas = input.block_metas();
         let n = input.docs.len();
         let last = *input.docs.last().unwrap();
@@ -256,7 +261,7 @@ proptest! {
         }
         let mut targets = targets;
         targets.sort_unstable();
-        if let Ok(list) = open(&bytes, summary.df) {
+        if let Ok(list) = open_summary(&bytes, &summary) {
             exercise(&list, &targets);
         }
     }
@@ -280,12 +285,12 @@ fn every_truncation_is_rejected() {
     let (bytes, summary) = encode(&input);
     for len in 0..bytes.len() {
         assert!(
-            open(&bytes[..len], summary.df).is_err(),
+            open_summary(&bytes[..len], &summary).is_err(),
             "accepted a list cut to {len} of {} bytes",
             bytes.len()
         );
     }
-    assert!(open(&bytes, summary.df).is_ok());
+    assert!(open_summary(&bytes, &summary).is_ok());
 }
 
 #[test]
@@ -295,11 +300,16 @@ fn wrong_df_is_rejected_or_harmless() {
     // Full blocks' headers are checked when decoded, not at open: a df that makes the
     // list end on a full-block boundary (256) can only be caught by decoding. Either way
     // the cursor never yields more than df postings, nor panics.
-    for df in [0, 1, 255, 257, 299, 301, 384, u32::MAX] {
+    // A df under 128 reads the start of the bytes as a short list (no skip table) and may
+    // decode: harmless too.
+    for df in [0, 255, 257, 299, 301, 384, u32::MAX] {
         assert!(open(&bytes, df).is_err(), "accepted df {df}");
     }
-    let list = open(&bytes, 256).expect("the skip table alone is consistent with 256");
-    assert!(drain(&list).len() <= 256);
+    for df in [1, 127, 256] {
+        if let Ok(list) = open(&bytes, df) {
+            assert!(drain(&list).len() <= df as usize, "df {df}");
+        }
+    }
 }
 
 /// A full block's header is checked when the block is decoded (open reads only the skip
@@ -350,14 +360,14 @@ fn block_end_beyond_slice_is_rejected() {
     let data_len = (bytes.len() - 2 * SKIP_ENTRY_LEN) as u32;
     set_entry_field(&mut bytes, 1, 1, data_len + 1);
     assert!(matches!(
-        open(&bytes, summary.df),
+        open_summary(&bytes, &summary),
         Err(Error::Truncated {
             what: "postings block",
             ..
         })
     ));
     set_entry_field(&mut bytes, 0, 1, u32::MAX);
-    assert!(open(&bytes, summary.df).is_err());
+    assert!(open_summary(&bytes, &summary).is_err());
 }
 
 #[test]
@@ -367,7 +377,7 @@ fn non_monotone_block_end_is_rejected() {
     let end1 = entry_field(&bytes, 1, 1);
     set_entry_field(&mut bytes, 2, 1, end1 - 1);
     assert!(matches!(
-        open(&bytes, summary.df),
+        open_summary(&bytes, &summary),
         Err(Error::Corrupt { .. })
     ));
 }
@@ -379,7 +389,7 @@ fn non_monotone_last_doc_is_rejected() {
     let last0 = entry_field(&bytes, 0, 0);
     for bad in [last0, last0 - 1, last0 + 127] {
         set_entry_field(&mut bytes, 1, 0, bad);
-        let err = open(&bytes, summary.df).unwrap_err();
+        let err = open_summary(&bytes, &summary).unwrap_err();
         assert!(
             matches!(err, Error::Corrupt { .. }),
             "last_doc {bad}: {err}"
@@ -389,34 +399,55 @@ fn non_monotone_last_doc_is_rejected() {
 
 #[test]
 fn terminated_as_last_doc_is_rejected() {
-    let input = simple(vec![5]);
+    // Two full blocks and a tail: the tail's skip entry claims the last doc is TERMINATED.
+    let input = simple((0..300).map(|i| i * 2).collect());
     let (mut bytes, summary) = encode(&input);
-    set_entry_field(&mut bytes, 0, 0, TERMINATED);
-    assert!(open(&bytes, summary.df).is_err());
+    set_entry_field(&mut bytes, 2, 0, TERMINATED);
+    assert!(open_summary(&bytes, &summary).is_err());
 }
 
 #[test]
 fn zero_max_tf_is_rejected() {
-    let input = simple(vec![5, 9]);
+    let input = simple((0..300).map(|i| i * 2).collect());
     let (mut bytes, summary) = encode(&input);
     set_entry_field(&mut bytes, 0, 2, 0);
-    assert!(open(&bytes, summary.df).is_err());
+    assert!(open_summary(&bytes, &summary).is_err());
 }
 
 #[test]
 fn tail_with_trailing_or_missing_bytes_is_rejected() {
-    let input = simple(vec![3, 7, 20]);
+    let input = simple((0..300).map(|i| i * 3).collect());
     let (bytes, summary) = encode(&input);
-    let end = entry_field(&bytes, 0, 1);
+    let end = entry_field(&bytes, 2, 1);
     // One byte too long (a stray zero inside the block's range).
     let mut longer = bytes.clone();
     longer.push(0);
-    set_entry_field(&mut longer, 0, 1, end + 1);
-    assert!(open(&longer, summary.df).is_err());
+    set_entry_field(&mut longer, 2, 1, end + 1);
+    assert!(open_summary(&longer, &summary).is_err());
     // One byte too short.
     let mut shorter = bytes.clone();
-    set_entry_field(&mut shorter, 0, 1, end - 1);
-    assert!(open(&shorter, summary.df).is_err());
+    set_entry_field(&mut shorter, 2, 1, end - 1);
+    assert!(open_summary(&shorter, &summary).is_err());
+}
+
+#[test]
+fn a_short_list_has_no_skip_entry_and_rejects_bad_varints() {
+    let input = simple(vec![3, 7, 20]);
+    let (bytes, summary) = encode(&input);
+    let list = open_summary(&bytes, &summary).unwrap();
+    assert!(list.is_short());
+    assert_eq!(list.byte_len(), bytes.len());
+    let mut cursor = list.cursor();
+    assert_eq!((cursor.block_last_doc(), cursor.block_max_tf()), (20, 3));
+    assert_eq!(cursor.block_min_len(), summary.min_len);
+    assert_eq!(cursor.seek(8), 20);
+    // Cut inside the last varint.
+    assert!(open_summary(&bytes[..bytes.len() - 1], &summary).is_err());
+    // A gap that would reach TERMINATED.
+    let mut huge = Vec::new();
+    crate::varint::write(&mut huge, u32::MAX);
+    crate::varint::write(&mut huge, 0);
+    assert!(open(&huge, 1).is_err());
 }
 
 #[test]
@@ -427,19 +458,15 @@ fn worked_example_from_module_docs() {
         lens: vec![10, 4],
     };
     let (bytes, summary) = encode(&input);
-    let mut expected = Vec::new();
-    for v in [7u32, 4, 2, 4] {
-        expected.extend_from_slice(&v.to_le_bytes());
-    }
-    expected.extend_from_slice(&[3, 0, 3, 1]);
-    assert_eq!(bytes, expected);
+    // Shorter than a block: no skip table, the tail's varint pairs alone.
+    assert_eq!(bytes, [3, 0, 3, 1]);
     assert_eq!(
         summary,
         TermSummary {
             df: 2,
             max_tf: 2,
             min_len: 4,
-            byte_len: 20
+            byte_len: 4
         }
     );
 }
@@ -460,7 +487,7 @@ fn extreme_doc_ids_round_trip() {
     ] {
         let input = simple(docs);
         let (bytes, summary) = encode(&input);
-        let list = open(&bytes, summary.df).unwrap();
+        let list = open_summary(&bytes, &summary).unwrap();
         let expected: Vec<_> = input.docs.iter().copied().zip(input.tfs.clone()).collect();
         assert_eq!(drain(&list), expected);
         let mut cursor = list.cursor();
@@ -480,7 +507,7 @@ fn huge_tfs_round_trip() {
     input.tfs[3] = 1 << 31;
     let (bytes, summary) = encode(&input);
     assert_eq!(summary.max_tf, u32::MAX);
-    let list = open(&bytes, summary.df).unwrap();
+    let list = open_summary(&bytes, &summary).unwrap();
     let tfs: Vec<u32> = drain(&list).into_iter().map(|p| p.1).collect();
     assert_eq!(tfs, input.tfs);
 }
@@ -495,7 +522,7 @@ fn dense_block_packs_to_zero_bits() {
         SKIP_ENTRY_LEN + 2,
         "0-bit gaps and tfs: header only"
     );
-    let list = open(&bytes, summary.df).unwrap();
+    let list = open_summary(&bytes, &summary).unwrap();
     let expected: Vec<_> = (0..128).map(|d| (d, 1)).collect();
     assert_eq!(drain(&list), expected);
 }
@@ -538,7 +565,7 @@ fn block_contradicting_its_skip_entry_exhausts_the_cursor() {
     // Block 0 claims to end one doc later than it does; still leaves room for block 1.
     let last0 = entry_field(&bytes, 0, 0);
     set_entry_field(&mut bytes, 0, 0, last0 + 1);
-    let list = open(&bytes, summary.df).unwrap();
+    let list = open_summary(&bytes, &summary).unwrap();
     assert_eq!(list.cursor().doc(), TERMINATED);
     exercise(&list, &[0, 10, 600, 2000]);
 }
@@ -547,7 +574,7 @@ fn block_contradicting_its_skip_entry_exhausts_the_cursor() {
 fn shallow_seek_moves_only_the_block_pointer() {
     let input = simple((0..1000).map(|i| i * 2).collect());
     let (bytes, summary) = encode(&input);
-    let list = open(&bytes, summary.df).unwrap();
+    let list = open_summary(&bytes, &summary).unwrap();
     let mut cursor = list.cursor();
     cursor.shallow_seek(2 * 300);
     assert_eq!(

@@ -56,8 +56,13 @@ impl PostingsWriter {
         let df = u32::try_from(docs.len()).expect("df fits in u32");
 
         let n_blocks = docs.len().div_ceil(BLOCK_LEN);
+        // A list shorter than a block is its tail alone: no skip entry (most terms are
+        // rare; their skip entries were a fifth of the postings file).
+        let skipped = docs.len() >= BLOCK_LEN;
         let list_start = out.len();
-        out.resize(list_start + n_blocks * SKIP_ENTRY_LEN, 0);
+        if skipped {
+            out.resize(list_start + n_blocks * SKIP_ENTRY_LEN, 0);
+        }
         let data_start = out.len();
 
         let mut summary = TermSummary {
@@ -118,9 +123,11 @@ impl PostingsWriter {
             }
 
             let end = u32::try_from(out.len() - data_start).expect("postings list under 4 GiB");
-            let entry = list_start + block * SKIP_ENTRY_LEN;
-            for (k, field) in [last_doc, end, max_tf, min_len].into_iter().enumerate() {
-                out[entry + 4 * k..entry + 4 * k + 4].copy_from_slice(&field.to_le_bytes());
+            if skipped {
+                let entry = list_start + block * SKIP_ENTRY_LEN;
+                for (k, field) in [last_doc, end, max_tf, min_len].into_iter().enumerate() {
+                    out[entry + 4 * k..entry + 4 * k + 4].copy_from_slice(&field.to_le_bytes());
+                }
             }
 
             summary.max_tf = summary.max_tf.max(max_tf);

@@ -130,6 +130,7 @@ impl SegmentReader {
             Some(end) if end <= body.len() as u64 => PostingsList::open(
                 &body[start as usize..end as usize],
                 info.df,
+                info.min_len,
                 f.postings_file.path(),
             ),
             _ => Err(Error::Corrupt {
