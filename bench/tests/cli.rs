@@ -82,6 +82,7 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
         "open time",
         "sequential p50",
         "ladder 100/s p50",
+        "throughput at the top rung (200/s offered)",
         "serving peak RSS",
         "1 segment, 2 indexing threads",
     ] {
