@@ -3,8 +3,8 @@
 //!
 //! Layout: `WORKDIR/<analysis>/<engine>/index/` and beside it `build.json`, the
 //! [`BuildRecord`] naming what was built from what. A record whose key differs from the
-//! current one (another corpus, changed bytes, other threads, another version) means the
-//! index is rebuilt.
+//! current one (another corpus, changed bytes, other threads, another version of either
+//! engine or of heddle's format) means the index is rebuilt.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -23,6 +23,8 @@ pub struct BuildKey {
     pub corpus: CorpusFingerprint,
     pub options: BuildOptions,
     pub heddle_bench_version: String,
+    /// heddle's on-disk format: an index of another format cannot be opened.
+    pub heddle_format: u32,
     pub tantivy_version: String,
 }
 
@@ -33,6 +35,7 @@ impl BuildKey {
             corpus,
             options,
             heddle_bench_version: env!("CARGO_PKG_VERSION").to_string(),
+            heddle_format: heddle::segment::FORMAT_VERSION,
             tantivy_version: TANTIVY_VERSION.to_string(),
         }
     }

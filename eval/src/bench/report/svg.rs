@@ -163,7 +163,8 @@ fn title(report: &BenchReport, engines: &[&str], out: &mut String) {
     if let Some(label) = &s.label {
         let _ = writeln!(
             out,
-            r##"<text x="{LEFT}" y="68" font-size="12" font-weight="bold" fill="#555">{}</text>"##,
+            r##"<text x="{LEFT}" y="{}" font-size="12" font-weight="bold" fill="#555">{}</text>"##,
+            H - 10.0,
             esc(label)
         );
     }
