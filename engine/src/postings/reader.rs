@@ -217,7 +217,11 @@ impl<'a> PostingsList<'a> {
     #[inline]
     fn entry(&self, block: usize) -> SkipEntry {
         if let Some(single) = self.single {
-            return if block == 0 { single } else { SkipEntry::PAST_END };
+            return if block == 0 {
+                single
+            } else {
+                SkipEntry::PAST_END
+            };
         }
         match self
             .skip
