@@ -367,6 +367,8 @@ fn trial(
         process: run.process,
         memory: run.memory,
         suspended_secs: run.suspended_secs,
+        load_start: run.load_start,
+        load_end: run.load_end,
         all_visible_at_end: run.all_visible_at_end,
         valid: invalid_reasons.is_empty(),
         invalid_reasons,

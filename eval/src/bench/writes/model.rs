@@ -83,6 +83,10 @@ pub struct TrialReport {
     pub process: RusageDelta,
     pub memory: MemoryTrack,
     pub suspended_secs: Option<f64>,
+    /// The machine's 1-minute load average when the reads started and ended: on a shared
+    /// machine, whether something else competed for the cores.
+    pub load_start: Option<f64>,
+    pub load_end: Option<f64>,
     /// After the reads: a search for the word every written document carries found
     /// all of them.
     pub all_visible_at_end: bool,

@@ -212,11 +212,13 @@ fn trial(t: &TrialReport, out: &mut String) {
     });
     let _ = writeln!(
         out,
-        "    RSS {rss}; CPU {:.2} s user, {:.2} s system; dispatcher lag p99 {}, max {}",
+        "    RSS {rss}; CPU {:.2} s user, {:.2} s system; dispatcher lag p99 {}, max {}; load {} → {}",
         t.process.user_secs,
         t.process.system_secs,
         micros_or_dash(t.dispatcher_lag_us.p99),
-        micros_or_dash(t.dispatcher_lag_us.max)
+        micros_or_dash(t.dispatcher_lag_us.max),
+        t.load_start.map_or("-".to_string(), |l| format!("{l:.2}")),
+        t.load_end.map_or("-".to_string(), |l| format!("{l:.2}"))
     );
 }
 
@@ -226,9 +228,25 @@ fn us(s: &Option<Spread<u64>>) -> String {
 
 fn summary(r: &WritesReport, out: &mut String) {
     let reps = r.settings.repeat;
+    let loads: Vec<f64> = r
+        .trials
+        .iter()
+        .flat_map(|t| [t.load_start, t.load_end])
+        .flatten()
+        .collect();
+    let load = match (
+        loads.iter().copied().reduce(f64::min),
+        loads.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) => format!(
+            "; 1-minute load average {lo:.2}–{hi:.2} on {} cores",
+            r.settings.cores
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         out,
-        "\nsummary: median [min–max] over {}",
+        "\nsummary: median [min–max] over {}{load}",
         plural(reps, "repetition", "repetitions")
     );
     for s in &r.summary {

@@ -84,6 +84,20 @@ pub struct TrialRun {
     pub all_visible_at_end: bool,
     /// The first read error, if any read failed.
     pub first_read_error: Option<String>,
+    /// The machine's 1-minute load average when the reads started and when they ended.
+    pub load_start: Option<f64>,
+    pub load_end: Option<f64>,
+}
+
+/// The 1-minute load average (/proc/loadavg): on a shared machine, whether something
+/// else was running. `None` where the kernel does not say.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Runs one trial on `backend`, which must have been opened for writes.
@@ -107,6 +121,7 @@ pub fn run_trial(
         last_due as f64 / 1e9,
         first_write as f64 / 1e9
     );
+    let load_start = load_average();
     let rusage = Rusage::now();
     let clock = SuspendClock::now();
     let origin = open_loop_origin();
@@ -154,6 +169,7 @@ pub fn run_trial(
     });
     let process = Rusage::now().since(&rusage);
     let suspended = SuspendClock::now().suspended_since(&clock);
+    let load_end = load_average();
 
     let written: usize = commits.iter().map(|c| c.docs).sum();
     let all_visible_at_end = match backend.search(ALL_MARKER, written + 1) {
@@ -181,6 +197,8 @@ pub fn run_trial(
         suspended_secs: suspended.map(|d| d.as_secs_f64()),
         all_visible_at_end,
         first_read_error: outcome.completions.first_error.clone(),
+        load_start,
+        load_end,
     }
 }
 
