@@ -510,8 +510,3 @@ fn memory_rate(ladder: &BenchReport) -> f64 {
         .or_else(|| rates.iter().copied().reduce(f64::min))
         .unwrap_or(1.0)
 }
-
-/// For tests: where a slot's index lives.
-pub fn index_dir(workdir: &Path, analysis: Analysis, engine: Engine) -> PathBuf {
-    Slot::new(workdir, analysis, engine).index_dir()
-}

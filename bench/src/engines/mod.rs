@@ -116,7 +116,7 @@ pub trait ScoredSearch: Send + Sync {
     fn search_scored(&self, query: &str, k: usize) -> anyhow::Result<Vec<ScoredHit>>;
 }
 
-/// The directory holding every file of an index, and their total size.
+/// The total size in bytes of every file under `dir`.
 pub fn dir_size(dir: &Path) -> anyhow::Result<u64> {
     let mut total = 0;
     for entry in std::fs::read_dir(dir)? {
