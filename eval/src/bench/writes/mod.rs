@@ -363,6 +363,7 @@ fn trial(
         writer_error: run.writer_error,
         in_commit: run.in_commit,
         outside: run.outside,
+        after: run.after,
         dispatcher_lag_us: run.dispatcher_lag_us,
         process: run.process,
         memory: run.memory,

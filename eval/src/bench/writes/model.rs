@@ -79,6 +79,9 @@ pub struct TrialReport {
     pub in_commit: ReadClass,
     /// Every other read.
     pub outside: ReadClass,
+    /// The part of `outside` due after the first write started: beside the commits'
+    /// aftermath (more segments to search), which the reads before it do not see.
+    pub after: ReadClass,
     pub dispatcher_lag_us: LagSummary,
     pub process: RusageDelta,
     pub memory: MemoryTrack,
@@ -156,6 +159,7 @@ pub struct TrialSummary {
     pub exclusive_ns: Option<Spread<u64>>,
     pub in_commit: ClassSummary,
     pub outside: ClassSummary,
+    pub after: ClassSummary,
     pub rss_change_kib: Option<Spread<i64>>,
     pub rss_peak_kib: Option<Spread<u64>>,
 }

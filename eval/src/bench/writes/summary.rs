@@ -91,6 +91,7 @@ fn summarise_one(reps: &[&TrialReport]) -> TrialSummary {
         exclusive_ns: spread_all(&exclusive),
         in_commit: class(reps, |t| &t.in_commit),
         outside: class(reps, |t| &t.outside),
+        after: class(reps, |t| &t.after),
         rss_change_kib: spread_all(
             &reps
                 .iter()

@@ -201,6 +201,7 @@ fn trial(t: &TrialReport, out: &mut String) {
     }
     let _ = writeln!(out, "{}", class_line("in commit", &t.in_commit));
     let _ = writeln!(out, "{}", class_line("outside", &t.outside));
+    let _ = writeln!(out, "{}", class_line("  after", &t.after));
     let rss = t.memory.vm_rss.map_or("-".to_string(), |m| {
         format!(
             "{} → {} ({}, peak {})",
@@ -284,7 +285,11 @@ fn summary(r: &WritesReport, out: &mut String) {
         "max".to_string(),
     ]];
     for s in &r.summary {
-        for (name, c) in [("in commit", &s.in_commit), ("outside", &s.outside)] {
+        for (name, c) in [
+            ("in commit", &s.in_commit),
+            ("outside", &s.outside),
+            ("  after", &s.after),
+        ] {
             rows.push(class_row(s, name, c));
         }
     }
@@ -322,6 +327,7 @@ fn summary(r: &WritesReport, out: &mut String) {
     let _ = writeln!(
         out,
         "\n  in commit: reads due between a batch's add_documents call and its commit's return; \
+         after: the outside reads due after the first write began; \
          a quantile is shown only with 100 samples beyond it (docs/PERF.md)"
     );
 }

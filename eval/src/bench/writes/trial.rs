@@ -77,6 +77,8 @@ pub struct TrialRun {
     pub writer_error: Option<String>,
     pub in_commit: ReadClass,
     pub outside: ReadClass,
+    /// The part of `outside` due after the first write started.
+    pub after: ReadClass,
     pub dispatcher_lag_us: LagSummary,
     pub process: RusageDelta,
     pub memory: MemoryTrack,
@@ -180,7 +182,11 @@ pub fn run_trial(
         .iter()
         .map(|c| (secs_to_ns(c.start_secs), secs_to_ns(c.end_secs)))
         .collect();
-    let (in_commit, outside) = split(&schedule, &outcome, &windows);
+    let Split {
+        in_commit,
+        outside,
+        after,
+    } = split(&schedule, &outcome, &windows);
     TrialRun {
         requests: spec.requests,
         duration_secs: outcome.elapsed_ns as f64 / 1e9,
@@ -188,6 +194,7 @@ pub fn run_trial(
         writer_error,
         in_commit,
         outside,
+        after,
         dispatcher_lag_us: LagSummary {
             p99: outcome.dispatch.lag.reported(P99),
             max: outcome.dispatch.lag.max_micros(),
@@ -287,24 +294,43 @@ fn secs_to_ns(secs: f64) -> u64 {
     (secs * 1e9).round() as u64
 }
 
+/// A trial's reads by due time.
+#[derive(Debug, Clone)]
+pub struct Split {
+    /// Due inside a write window.
+    pub in_commit: ReadClass,
+    /// Every other read.
+    pub outside: ReadClass,
+    /// The part of `outside` due after the first window opened: reads beside the
+    /// commits' aftermath (a new segment to search, memory not yet returned), which
+    /// reads before the first write do not see.
+    pub after: ReadClass,
+}
+
 /// Splits a trial's reads by due time: inside any window `[start, end)`, or not. A
 /// request missing from the log was shed.
-pub fn split(
-    schedule: &Schedule,
-    outcome: &Outcome,
-    windows: &[(u64, u64)],
-) -> (ReadClass, ReadClass) {
-    let inside = |due: u64| windows.iter().any(|&(s, e)| s <= due && due < e);
-    let mut tallies = [ClassTally::default(), ClassTally::default()];
+pub fn split(schedule: &Schedule, outcome: &Outcome, windows: &[(u64, u64)]) -> Split {
+    let first = windows.iter().map(|w| w.0).min().unwrap_or(u64::MAX);
+    // 0: before the first write, 1: in a write, 2: outside, after the first write began.
+    let class = |due: u64| {
+        if windows.iter().any(|&(s, e)| s <= due && due < e) {
+            1
+        } else if due >= first {
+            2
+        } else {
+            0
+        }
+    };
+    let mut tallies: [ClassTally; 3] = Default::default();
     let due_ns = schedule.due_ns();
     for &due in due_ns {
-        tallies[usize::from(inside(due))].due += 1;
+        tallies[class(due)].due += 1;
     }
     let mut seen = vec![false; due_ns.len()];
     let log: &[RequestTimes] = outcome.completions.log.as_deref().unwrap_or_default();
     for r in log {
         seen[r.index as usize] = true;
-        let t = &mut tallies[usize::from(inside(r.due_ns))];
+        let t = &mut tallies[class(r.due_ns)];
         if r.ok {
             t.latency.record_nanos(r.done_ns.saturating_sub(r.due_ns));
             t.service.record_nanos(r.done_ns.saturating_sub(r.start_ns));
@@ -314,11 +340,17 @@ pub fn split(
     }
     for (i, &due) in due_ns.iter().enumerate() {
         if !seen[i] {
-            tallies[usize::from(inside(due))].shed += 1;
+            tallies[class(due)].shed += 1;
         }
     }
-    let [outside, in_commit] = tallies;
-    (in_commit.into_class(), outside.into_class())
+    let [before, in_commit, after] = tallies;
+    let mut outside = before;
+    outside.add(&after);
+    Split {
+        in_commit: in_commit.into_class(),
+        outside: outside.into_class(),
+        after: after.into_class(),
+    }
 }
 
 #[derive(Default)]
@@ -331,6 +363,14 @@ struct ClassTally {
 }
 
 impl ClassTally {
+    fn add(&mut self, other: &ClassTally) {
+        self.due += other.due;
+        self.shed += other.shed;
+        self.errors += other.errors;
+        self.latency.add(&other.latency);
+        self.service.add(&other.service);
+    }
+
     fn into_class(self) -> ReadClass {
         ReadClass {
             due: self.due,
@@ -387,7 +427,11 @@ mod tests {
         }
         let outcome = Outcome::new(10, c, DispatchTally::default());
         // One write over [3 ms, 6 ms): requests 3, 4, 5 are due inside it.
-        let (inside, outside) = split(&s, &outcome, &[(3_000_000, 6_000_000)]);
+        let Split {
+            in_commit: inside,
+            outside,
+            after,
+        } = split(&s, &outcome, &[(3_000_000, 6_000_000)]);
         assert_eq!((inside.due, inside.completed, inside.shed), (3, 2, 1));
         assert_eq!(inside.latency_us.max, Some(2_000)); // exact below 2,048 µs
         assert_eq!(
@@ -395,5 +439,10 @@ mod tests {
             (7, 5, 1, 1)
         );
         assert_eq!(outside.latency_us.max, Some(1_000));
+        // After the window opened and outside it: requests 6 (failed) to 9 (8 shed).
+        assert_eq!(
+            (after.due, after.completed, after.shed, after.errors),
+            (4, 2, 1, 1)
+        );
     }
 }
