@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::error_path;
+
 use std::path::{Path, PathBuf};
 
 use heddle::{AnalyzerConfig, Error, Index, IndexSettings, SearchOptions};
@@ -29,19 +31,6 @@ fn build() -> (tempfile::TempDir, Vec<PathBuf>) {
     files.sort();
     assert_eq!(files.len(), 5, "{files:?}"); // MANIFEST and four segment files
     (dir, files)
-}
-
-fn error_path(e: &Error) -> Option<&Path> {
-    match e {
-        Error::Io { path, .. }
-        | Error::Truncated { path, .. }
-        | Error::BadMagic { path }
-        | Error::Version { path, .. }
-        | Error::ChecksumMismatch { path, .. }
-        | Error::Corrupt { path, .. }
-        | Error::Manifest { path, .. } => Some(path),
-        _ => None,
-    }
 }
 
 fn open_and_search(dir: &Path) -> heddle::Result<()> {

@@ -5,9 +5,11 @@
 
 mod common;
 
+use common::error_path;
+
 use std::path::{Path, PathBuf};
 
-use heddle::{AnalyzerConfig, Error, Index, IndexSettings, SearchOptions};
+use heddle::{AnalyzerConfig, Index, IndexSettings, SearchOptions};
 
 const QUERIES: [&str; 3] = [
     "coronavirus transmission",
@@ -27,19 +29,6 @@ fn answers(dir: &Path) -> heddle::Result<Vec<Vec<(String, u64)>>> {
                 .collect())
         })
         .collect()
-}
-
-fn error_path(e: &Error) -> Option<&Path> {
-    match e {
-        Error::Io { path, .. }
-        | Error::Truncated { path, .. }
-        | Error::BadMagic { path }
-        | Error::Version { path, .. }
-        | Error::ChecksumMismatch { path, .. }
-        | Error::Corrupt { path, .. }
-        | Error::Manifest { path, .. } => Some(path),
-        _ => None,
-    }
 }
 
 /// A small per-field index with two segments and a delete file.

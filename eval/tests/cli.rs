@@ -1,36 +1,10 @@
 //! The commands as a user runs them: separate processes, exit codes, messages.
 
+mod common;
+
+use common::{fails, heddle_eval, ok};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn heddle_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
-        .args(args)
-        .output()
-        .expect("heddle-eval runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = heddle_eval(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// A failure that must exit 1 (not 101, a panic) with `needle` in its message.
-fn fails(args: &[&str], needle: &str) -> String {
-    let out = heddle_eval(args);
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-    stderr
-}
 
 const CORPUS: &str = r#"{"_id": "c1", "title": "Coronavirus in bats", "text": "Bats carry many coronaviruses.", "metadata": {}}
 {"_id": "c2", "title": "Masks", "text": "Masks reduce the spread of respiratory droplets."}

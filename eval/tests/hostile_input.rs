@@ -1,35 +1,11 @@
 //! Hostile input through the commands: each case indexes correctly or fails with an
 //! error naming file and line, and nothing committed is lost.
 
+mod common;
+
+use common::{fails, ok};
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn heddle_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = heddle_eval(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn fails(args: &[&str], needle: &str) {
-    let out = heddle_eval(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-}
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
     let path = dir.join(name);

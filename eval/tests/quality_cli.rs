@@ -1,34 +1,13 @@
 //! `heddle-eval quality` and `compare-runs` as a user runs them: the run file they write
 //! reads back to the same figures, and what they refuse.
 
+mod common;
+
+use common::{fails, heddle_eval, ok};
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use heddle_eval::quality::{self, METRICS, Run};
-
-fn heddle_eval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
-        .args(args)
-        .output()
-        .expect("heddle-eval runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = heddle_eval(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn fails(args: &[&str], needle: &str) {
-    let out = heddle_eval(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
-}
 
 const CORPUS: &str = r#"{"_id": "d1", "title": "Vitamin D and bone density", "text": "Vitamin D supplements raise bone density in older adults."}
 {"_id": "d2", "title": "Bone fractures", "text": "Fractures in older adults and vitamin intake."}

@@ -1,7 +1,9 @@
 //! Fixtures shared by the engine's integration tests.
 #![allow(dead_code)]
 
-use heddle::Document;
+use std::path::Path;
+
+use heddle::{Document, Error};
 
 /// A small corpus with repeated terms, varied lengths, an empty text and shared words,
 /// so BM25's tf, df and length normalisation all matter.
@@ -44,4 +46,18 @@ pub fn fixture() -> Vec<Document> {
             "Children and transmission: schools, droplets, masks and ventilation.",
         ),
     ]
+}
+
+/// The file an error names, for the errors that name one.
+pub fn error_path(e: &Error) -> Option<&Path> {
+    match e {
+        Error::Io { path, .. }
+        | Error::Truncated { path, .. }
+        | Error::BadMagic { path }
+        | Error::Version { path, .. }
+        | Error::ChecksumMismatch { path, .. }
+        | Error::Corrupt { path, .. }
+        | Error::Manifest { path, .. } => Some(path),
+        _ => None,
+    }
 }

@@ -1,0 +1,35 @@
+//! Running `heddle-eval` as a user does, for the command-line tests.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::process::{Command, Output};
+
+pub fn heddle_eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+        .args(args)
+        .output()
+        .expect("heddle-eval runs")
+}
+
+/// Stdout of a run that must succeed.
+pub fn ok(args: &[&str]) -> String {
+    let out = heddle_eval(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Stderr of a run that must fail with exit code 1 (an error, not 101, a panic) and say
+/// `needle`.
+pub fn fails(args: &[&str], needle: &str) -> String {
+    let out = heddle_eval(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+    stderr
+}
