@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::{SegmentComponent, SegmentMeta, footer, lengths};
+use super::lengths::DocLengths;
+use super::{SegmentComponent, SegmentMeta, footer};
 use crate::analysis::Analyzer;
 use crate::document::Document;
 use crate::field::{Field, FieldCounts};
@@ -224,50 +225,29 @@ pub(crate) fn build_segment(
             per_field[slot].push(terms);
         }
     }
-    let flat_lens: Vec<u32> = title_lens
-        .iter()
-        .zip(&text_lens)
-        .map(|(a, b)| a + b)
-        .collect();
-    let lens_of = |f: Field| -> &[u32] {
-        match f {
-            Field::Flat => &flat_lens,
-            Field::Title => &title_lens,
-            Field::Text => &text_lens,
-        }
-    };
-    let mut tokens = FieldCounts::default();
-    for f in Field::ALL {
-        tokens.set(f, lens_of(f).iter().map(|&l| l as u64).sum());
-    }
-    let seal = |mut body: Vec<u8>| {
-        footer::append_footer(&mut body);
-        body
-    };
+    let lengths = DocLengths::new(title_lens, text_lens);
+    let tokens = lengths.tokens();
     // Fields encode independently: one task each.
     let encoded: Vec<(Vec<u8>, Vec<u8>, u64)> = pool.install(|| {
         per_field
             .into_par_iter()
             .zip(fields.par_iter())
-            .map(|(chunks, &f)| encode_field(chunks, lens_of(f)))
+            .map(|(chunks, &f)| encode_field(chunks, lengths.of(f)))
             .collect()
     });
     let mut terms = FieldCounts::default();
     let mut files = Vec::with_capacity(2 * fields.len() + 2);
     for ((dict, postings, count), &f) in encoded.into_iter().zip(fields) {
         terms.set(f, count);
-        files.push((SegmentComponent::Terms(f), seal(dict)));
-        files.push((SegmentComponent::Postings(f), seal(postings)));
+        files.push((SegmentComponent::Terms(f), footer::sealed(dict)));
+        files.push((SegmentComponent::Postings(f), footer::sealed(postings)));
     }
     let mut store = StoreWriter::default();
     for doc in docs {
         store.push(&doc.id, &doc.title);
     }
-    files.push((
-        SegmentComponent::Lengths,
-        seal(lengths::write_body(&title_lens, &text_lens)),
-    ));
-    files.push((SegmentComponent::Store, seal(store.into_body())));
+    files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
+    files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
     BuiltSegment {
         meta: SegmentMeta {
             name: name.to_string(),

@@ -24,6 +24,12 @@ pub(crate) fn append_footer(buf: &mut Vec<u8>) {
     buf.extend_from_slice(&MAGIC);
 }
 
+/// `body` with its footer: a complete file.
+pub(crate) fn sealed(mut body: Vec<u8>) -> Vec<u8> {
+    append_footer(&mut body);
+    body
+}
+
 /// Checks the footer of `file` and returns the body it protects.
 pub(crate) fn verify<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
     if file.len() < FOOTER_LEN {

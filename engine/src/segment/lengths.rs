@@ -12,7 +12,44 @@ use crate::segment::bytes::{ByteReader, u32_at};
 
 pub(crate) const FIELDS: [&str; 3] = ["flat", "title", "text"];
 
-pub(crate) fn write_body(title: &[u32], text: &[u32]) -> Vec<u8> {
+/// A new segment's document lengths per field, as the builder and the merger collect them.
+pub(crate) struct DocLengths {
+    pub title: Vec<u32>,
+    pub text: Vec<u32>,
+    pub flat: Vec<u32>,
+}
+
+impl DocLengths {
+    /// From title and text lengths; flat is their sum.
+    pub(crate) fn new(title: Vec<u32>, text: Vec<u32>) -> Self {
+        let flat = title.iter().zip(&text).map(|(a, b)| a + b).collect();
+        DocLengths { title, text, flat }
+    }
+
+    pub(crate) fn of(&self, field: Field) -> &[u32] {
+        match field {
+            Field::Flat => &self.flat,
+            Field::Title => &self.title,
+            Field::Text => &self.text,
+        }
+    }
+
+    /// Each field's total tokens (for the manifest's averages).
+    pub(crate) fn tokens(&self) -> crate::field::FieldCounts {
+        let mut tokens = crate::field::FieldCounts::default();
+        for f in Field::ALL {
+            tokens.set(f, self.of(f).iter().map(|&l| l as u64).sum());
+        }
+        tokens
+    }
+
+    /// The lengths file's body.
+    pub(crate) fn body(&self) -> Vec<u8> {
+        write_body(&self.title, &self.text)
+    }
+}
+
+fn write_body(title: &[u32], text: &[u32]) -> Vec<u8> {
     let n = title.len();
     let mut out = Vec::with_capacity(8 + 32 + 12 * n);
     out.extend_from_slice(&(n as u32).to_le_bytes());

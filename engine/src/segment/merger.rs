@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use super::builder::BuiltSegment;
 use super::deletes::DeleteSet;
-use super::{SegmentComponent, SegmentMeta, SegmentReader, footer, lengths};
+use super::{SegmentComponent, SegmentMeta, SegmentReader, footer};
 use crate::error::Result;
 use crate::field::{Field, FieldCounts};
 use crate::postings::{PostingsWriter, TERMINATED};
-use crate::segment::lengths::length_of;
+use crate::segment::lengths::{DocLengths, length_of};
 use crate::store::StoreWriter;
 use crate::termdict::{TermDictWriter, TermInfo, TermWalker};
 
@@ -59,39 +59,18 @@ pub(crate) fn merge_segments(
         }
         doc_maps.push(map);
     }
-    let flat_lens: Vec<u32> = title_lens
-        .iter()
-        .zip(&text_lens)
-        .map(|(a, b)| a + b)
-        .collect();
-    let lens_of = |f: Field| -> &[u32] {
-        match f {
-            Field::Flat => &flat_lens,
-            Field::Title => &title_lens,
-            Field::Text => &text_lens,
-        }
-    };
-    let seal = |mut body: Vec<u8>| {
-        footer::append_footer(&mut body);
-        body
-    };
+    let lengths = DocLengths::new(title_lens, text_lens);
+    let tokens = lengths.tokens();
     let mut files = Vec::with_capacity(2 * fields.len() + 2);
     let mut terms = FieldCounts::default();
-    let mut tokens = FieldCounts::default();
-    for f in Field::ALL {
-        tokens.set(f, lens_of(f).iter().map(|&l| l as u64).sum());
-    }
     for &field in fields {
-        let (dict, postings, count) = merge_field(sources, &doc_maps, field, lens_of(field))?;
+        let (dict, postings, count) = merge_field(sources, &doc_maps, field, lengths.of(field))?;
         terms.set(field, count);
-        files.push((SegmentComponent::Terms(field), seal(dict)));
-        files.push((SegmentComponent::Postings(field), seal(postings)));
+        files.push((SegmentComponent::Terms(field), footer::sealed(dict)));
+        files.push((SegmentComponent::Postings(field), footer::sealed(postings)));
     }
-    files.push((
-        SegmentComponent::Lengths,
-        seal(lengths::write_body(&title_lens, &text_lens)),
-    ));
-    files.push((SegmentComponent::Store, seal(store.into_body())));
+    files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
+    files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
     Ok(Merged {
         built: BuiltSegment {
             meta: SegmentMeta {
