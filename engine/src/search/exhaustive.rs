@@ -22,7 +22,7 @@ pub(crate) fn top_k(
         let lengths = segment.lengths(field);
         let mut lists = Vec::with_capacity(terms.len());
         for term in terms {
-            if let Some(info) = segment.term_info(field, &term.term) {
+            if let Some(info) = term.infos[s] {
                 lists.push((term.scorer, segment.postings(field, &info)?));
             }
         }

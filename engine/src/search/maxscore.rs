@@ -55,7 +55,7 @@ pub(crate) fn top_k(
         let lengths = segment.lengths(field);
         let mut lists = Vec::with_capacity(terms.len());
         for (slot, term) in terms.iter().enumerate() {
-            if let Some(info) = segment.term_info(field, &term.term) {
+            if let Some(info) = term.infos[s] {
                 let bound = term.scorer.bound(info.max_tf, info.min_len);
                 lists.push((slot, term.scorer, bound, segment.postings(field, &info)?));
             }

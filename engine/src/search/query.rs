@@ -4,16 +4,15 @@ use crate::analysis::Analyzer;
 use crate::field::Field;
 use crate::index::Snapshot;
 use crate::search::bm25::{self, Bm25Params, TermScorer};
+use crate::termdict::TermInfo;
 
-/// One distinct query term with its snapshot-wide statistics.
+/// One distinct query term, ready to score: its BM25 weight from snapshot-wide df (a word
+/// repeated in the query weighs by its count, as in Anserini's bag-of-words queries).
 #[derive(Debug, Clone)]
 pub(crate) struct QueryTerm {
-    pub term: String,
-    /// Occurrences in the query: a repeated word weighs more, as in Anserini's
-    /// bag-of-words queries.
-    pub query_tf: u32,
-    /// Documents containing the term, over all segments.
-    pub df: u64,
+    /// The term's dictionary entry in each segment of the snapshot (looked up once here,
+    /// reused by the scorers).
+    pub infos: Vec<Option<TermInfo>>,
     pub scorer: TermScorer,
 }
 
@@ -34,30 +33,29 @@ pub(crate) fn prepare(
     } else {
         snapshot.tokens(field) as f64 / n as f64
     };
-    let mut terms: Vec<QueryTerm> = Vec::new();
+    // Distinct tokens with their counts in the query.
+    let mut counted: Vec<(String, u32)> = Vec::new();
     for token in tokens {
-        if let Some(last) = terms.last_mut()
-            && last.term == token
-        {
-            last.query_tf += 1;
-            continue;
+        match counted.last_mut() {
+            Some((last, count)) if *last == token => *count += 1,
+            _ => counted.push((token, 1)),
         }
-        let df = snapshot
+    }
+    let mut terms = Vec::with_capacity(counted.len());
+    for (term, query_tf) in counted {
+        let infos: Vec<Option<TermInfo>> = snapshot
             .segments()
             .iter()
-            .filter_map(|s| s.reader.term_info(field, &token))
-            .map(|info| info.df as u64)
-            .sum();
+            .map(|s| s.reader.term_info(field, &term))
+            .collect();
+        let df: u64 = infos.iter().flatten().map(|info| info.df as u64).sum();
+        if df == 0 {
+            continue;
+        }
         terms.push(QueryTerm {
-            term: token,
-            query_tf: 1,
-            df,
-            scorer: TermScorer::new(params, 0.0, 1, avgdl),
+            scorer: TermScorer::new(params, bm25::idf(n, df), query_tf, avgdl),
+            infos,
         });
-    }
-    terms.retain(|t| t.df > 0);
-    for t in &mut terms {
-        t.scorer = TermScorer::new(params, bm25::idf(n, t.df), t.query_tf, avgdl);
     }
     terms
 }
