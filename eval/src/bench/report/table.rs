@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::format::{kib, kib_change, micros, micros_or_dash, rate, spread, spread_or_dash};
-use super::{BenchReport, LadderRule, RungSummary};
+use super::{BenchReport, Calibration, LadderRule, RungSummary};
 use crate::bench::stats::{P50, P90, P99, P999};
 
 /// Renders the whole report.
@@ -69,21 +69,25 @@ fn header(r: &BenchReport, out: &mut String) {
                 rate(l.load_point.unwrap_or(0.0))
             );
             for c in &l.calibrations {
-                let last = c.attempts.last();
-                let _ = writeln!(
-                    out,
-                    "  calibration {}: open loop at {}/s, mean service {}, utilisation {:.1}% → capacity {}/s ({} servers)",
-                    c.engine,
-                    rate(last.map_or(0.0, |a| a.rate)),
-                    micros(c.mean_service_us.round() as u64),
-                    100.0 * last.map_or(0.0, |a| a.utilisation),
-                    rate(c.capacity_per_sec.round()),
-                    c.servers
-                );
+                let _ = writeln!(out, "{}", calibration_line(c));
             }
         }
     }
     out.push('\n');
+}
+
+/// One calibration as a line of the table's header (shared with the writes arm's table).
+pub(crate) fn calibration_line(c: &Calibration) -> String {
+    let last = c.attempts.last();
+    format!(
+        "  calibration {}: open loop at {}/s, mean service {}, utilisation {:.1}% → capacity {}/s ({} servers)",
+        c.engine,
+        rate(last.map_or(0.0, |a| a.rate)),
+        micros(c.mean_service_us.round() as u64),
+        100.0 * last.map_or(0.0, |a| a.utilisation),
+        rate(c.capacity_per_sec.round()),
+        c.servers
+    )
 }
 
 fn warmups(r: &BenchReport, out: &mut String) {

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use super::model::{ClassSummary, ReadClass, TrialReport, TrialSummary, WritesReport};
 use crate::bench::loadgen::Arrivals;
+use crate::bench::report::calibration_line;
 use crate::bench::report::format::{kib, kib_change, micros, micros_or_dash, rate, spread_or_dash};
 use crate::bench::stats::Spread;
 
@@ -101,17 +102,7 @@ fn header(r: &WritesReport, out: &mut String) {
     );
     let _ = writeln!(out, "  each trial on a fresh copy made in {}", w.scratch);
     for c in &r.calibrations {
-        let last = c.attempts.last();
-        let _ = writeln!(
-            out,
-            "  calibration {}: open loop at {}/s, mean service {}, utilisation {:.1}% → capacity {}/s ({} servers)",
-            c.engine,
-            rate(last.map_or(0.0, |a| a.rate)),
-            micros(c.mean_service_us.round() as u64),
-            100.0 * last.map_or(0.0, |a| a.utilisation),
-            rate(c.capacity_per_sec.round()),
-            c.servers
-        );
+        let _ = writeln!(out, "{}", calibration_line(c));
     }
     for src in &r.sources {
         let after = src
