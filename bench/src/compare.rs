@@ -91,21 +91,13 @@ pub struct CompareArgs {
 /// Runs the comparison; prints as it goes and returns the report.
 pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     let load_start = report::load_average();
-    let engines = selected(&args.bench.engines)?;
-    let corpus = corpus_file(&args.corpus);
-    ensure!(
-        corpus.is_file(),
-        "{}: no corpus.jsonl there",
-        args.corpus.display()
-    );
-    eprintln!("compare: {}", args.analysis.label());
-
     // 1. Indexes.
-    let built = indexes(args, &engines, &corpus)?;
-    let factories: Vec<Box<dyn BackendFactory>> = built
-        .iter()
-        .map(|(e, _, _, dir)| e.factory(dir, args.analysis))
-        .collect();
+    let Prepared {
+        corpus,
+        engines,
+        built,
+        factories,
+    } = prepare(args)?;
 
     // 2. Agreement, before any timing.
     let agreement = if built.len() == 2 {
@@ -250,6 +242,37 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     Ok(report)
 }
 
+/// The engines asked for, their indexes (built or reused) and backend factories: what
+/// both the comparison and the writes arm start from.
+struct Prepared {
+    corpus: PathBuf,
+    engines: Vec<Engine>,
+    built: Vec<(Engine, BuildStats, bool, PathBuf)>,
+    factories: Vec<Box<dyn BackendFactory>>,
+}
+
+fn prepare(args: &CompareArgs) -> anyhow::Result<Prepared> {
+    let engines = selected(&args.bench.engines)?;
+    let corpus = corpus_file(&args.corpus);
+    ensure!(
+        corpus.is_file(),
+        "{}: no corpus.jsonl there",
+        args.corpus.display()
+    );
+    eprintln!("compare: {}", args.analysis.label());
+    let built = indexes(args, &engines, &corpus)?;
+    let factories = built
+        .iter()
+        .map(|(e, _, _, dir)| e.factory(dir, args.analysis))
+        .collect();
+    Ok(Prepared {
+        corpus,
+        engines,
+        built,
+        factories,
+    })
+}
+
 /// Builds each engine's index of `corpus` under `--workdir` (or reuses the one built
 /// from the same corpus with the same settings), in the order of `engines`.
 fn indexes(
@@ -342,19 +365,7 @@ fn indexes(
 /// trial by trial (docs/PERF.md, "The writes arm"). No agreement check, sequential pass
 /// or ladder: the arm measures what a commit costs the reads beside it.
 pub fn run_writes(args: &CompareArgs) -> anyhow::Result<WritesReport> {
-    let engines = selected(&args.bench.engines)?;
-    let corpus = corpus_file(&args.corpus);
-    ensure!(
-        corpus.is_file(),
-        "{}: no corpus.jsonl there",
-        args.corpus.display()
-    );
-    eprintln!("compare: {}", args.analysis.label());
-    let built = indexes(args, &engines, &corpus)?;
-    let factories: Vec<Box<dyn BackendFactory>> = built
-        .iter()
-        .map(|(e, _, _, dir)| e.factory(dir, args.analysis))
-        .collect();
+    let Prepared { factories, .. } = prepare(args)?;
     let mut bench = args.bench.clone();
     bench.index = args.workdir.clone();
     heddle_eval::bench::writes::run(&bench, &factories)
