@@ -89,9 +89,12 @@ pub fn lengths(bytes: &[u8]) {
     let docs = bytes
         .get(..4)
         .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
-    if let Ok(lengths) = Lengths::open(Path::new(PATH), bytes, docs) {
+    if let Ok(lengths) = Lengths::open(Path::new(PATH), bytes, docs, &crate::Field::ALL) {
         for field in crate::Field::ALL {
-            let _ = lengths.table(bytes, field);
+            let table = lengths.table(bytes, field);
+            for doc in 0..docs.min(10_000) {
+                let _ = table.get(doc as u32);
+            }
         }
     }
 }

@@ -7,7 +7,6 @@ use crate::error::Result;
 use crate::field::Field;
 use crate::index::Snapshot;
 use crate::postings::TERMINATED;
-use crate::segment::lengths::length_of;
 
 pub(crate) fn top_k(
     snapshot: &Snapshot,
@@ -39,7 +38,7 @@ pub(crate) fn top_k(
             if doc == TERMINATED {
                 break;
             }
-            let len = length_of(lengths, doc);
+            let len = lengths.get(doc);
             let mut score = 0.0;
             for (scorer, cursor) in cursors.iter_mut() {
                 if cursor.doc() == doc {

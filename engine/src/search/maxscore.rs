@@ -24,7 +24,6 @@ use crate::field::Field;
 use crate::index::Snapshot;
 use crate::postings::{PostingsCursor, TERMINATED};
 use crate::search::bm25::TermScorer;
-use crate::segment::lengths::length_of;
 
 /// Relative margin on every bound comparison (far above f64 rounding, far below any
 /// score difference that matters).
@@ -122,7 +121,7 @@ pub(crate) fn top_k(
                 }
                 continue;
             }
-            let len = length_of(lengths, doc);
+            let len = lengths.get(doc);
             let mut partial = 0.0;
             for c in &cursors[essential_from..] {
                 if c.cursor.doc() == doc {

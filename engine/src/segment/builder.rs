@@ -214,18 +214,21 @@ pub(crate) fn build_segment(
     let analysis = started.elapsed();
 
     let started = Instant::now();
-    let mut title_lens = Vec::with_capacity(docs.len());
-    let mut text_lens = Vec::with_capacity(docs.len());
+    let mut lengths = DocLengths::for_fields(fields);
     let mut per_field: Vec<Vec<Vec<(String, TermPostings)>>> =
         fields.iter().map(|_| Vec::new()).collect();
     for chunk in chunks {
-        title_lens.extend_from_slice(&chunk.title_lens);
-        text_lens.extend_from_slice(&chunk.text_lens);
+        for (&title, &text) in chunk.title_lens.iter().zip(&chunk.text_lens) {
+            lengths.push(|f| match f {
+                Field::Flat => title + text,
+                Field::Title => title,
+                Field::Text => text,
+            });
+        }
         for (slot, terms) in chunk.fields.into_iter().enumerate() {
             per_field[slot].push(terms);
         }
     }
-    let lengths = DocLengths::new(title_lens, text_lens);
     let tokens = lengths.tokens();
     // Fields encode independently: one task each.
     let encoded: Vec<(Vec<u8>, Vec<u8>, u64)> = pool.install(|| {

@@ -9,7 +9,7 @@ use super::{SegmentComponent, SegmentMeta, SegmentReader, footer};
 use crate::error::Result;
 use crate::field::{Field, FieldCounts};
 use crate::postings::{PostingsWriter, TERMINATED};
-use crate::segment::lengths::{DocLengths, length_of};
+use crate::segment::lengths::{DocLengths, LengthTable};
 use crate::store::StoreWriter;
 use crate::termdict::{TermDictWriter, TermInfo, TermWalker};
 
@@ -35,15 +35,12 @@ pub(crate) fn merge_segments(
 ) -> Result<Merged> {
     let started = Instant::now();
     let mut doc_maps = Vec::with_capacity(sources.len());
-    let mut title_lens = Vec::new();
-    let mut text_lens = Vec::new();
+    let mut lengths = DocLengths::for_fields(fields);
     let mut store = StoreWriter::default();
     let mut next = 0u32;
     for src in sources {
-        let (title, text) = (
-            src.reader.lengths(Field::Title),
-            src.reader.lengths(Field::Text),
-        );
+        let tables: [Option<LengthTable<'_>>; 3] =
+            Field::ALL.map(|f| fields.contains(&f).then(|| src.reader.lengths(f)));
         let mut map = Vec::with_capacity(src.reader.doc_count() as usize);
         for doc in 0..src.reader.doc_count() {
             if src.deletes.is_some_and(|d| d.contains(doc)) {
@@ -52,14 +49,12 @@ pub(crate) fn merge_segments(
             }
             map.push(next);
             next += 1;
-            title_lens.push(length_of(title, doc));
-            text_lens.push(length_of(text, doc));
+            lengths.push(|f| tables[f.index()].map_or(0, |t| t.get(doc)));
             let stored = src.reader.stored(doc)?;
             store.push(stored.id, stored.title);
         }
         doc_maps.push(map);
     }
-    let lengths = DocLengths::new(title_lens, text_lens);
     let tokens = lengths.tokens();
     let mut files = Vec::with_capacity(2 * fields.len() + 2);
     let mut terms = FieldCounts::default();

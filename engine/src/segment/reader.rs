@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
-use super::{SegmentComponent, SegmentMeta, footer, lengths::Lengths};
+use super::{
+    SegmentComponent, SegmentMeta, footer,
+    lengths::{LengthTable, Lengths},
+};
 use crate::directory::MappedFile;
 use crate::error::{Error, Result};
 use crate::field::Field;
@@ -69,6 +72,7 @@ impl SegmentReader {
             lengths_file.path(),
             lengths_file.body(),
             meta.doc_count as usize,
+            &meta.fields,
         )?;
         let store_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Store)?;
         let store = StoreReader::open(store_file.path(), store_file.body())?;
@@ -145,8 +149,8 @@ impl SegmentReader {
         }
     }
 
-    /// The document length table of `field` (see [`super::lengths::length_of`]).
-    pub(crate) fn lengths(&self, field: Field) -> &[u8] {
+    /// The document lengths of `field`, which this segment must index.
+    pub(crate) fn lengths(&self, field: Field) -> LengthTable<'_> {
         self.lengths.table(self.lengths_file.body(), field)
     }
 
