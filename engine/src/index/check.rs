@@ -130,11 +130,8 @@ fn check_structures(dir: &Path, reader: &SegmentReader, report: &mut CheckReport
             }
         }
     }
-    for doc in 0..meta.doc_count {
-        if let Err(e) = reader.stored(doc) {
-            report.problems.push(e);
-            break;
-        }
+    if let Err(e) = reader.scan_stored(|_, _, _| Ok(())) {
+        report.problems.push(e);
     }
 }
 

@@ -90,11 +90,12 @@ impl IndexWriter {
         };
         let mut known_ids = HashSet::new();
         for live in snapshot.segments() {
-            for doc in 0..live.reader.doc_count() {
+            live.reader.scan_stored(|doc, id, _| {
                 if !live.is_deleted(doc) {
-                    known_ids.insert(live.reader.stored(doc)?.id.to_string());
+                    known_ids.insert(id.to_string());
                 }
-            }
+                Ok(())
+            })?;
         }
         Ok(IndexWriter {
             shared,
@@ -254,13 +255,12 @@ impl IndexWriter {
         if !self.pending_deletes.is_empty() {
             for (i, live) in current.segments().iter().enumerate() {
                 let mut hits = RoaringBitmap::new();
-                for doc in 0..live.reader.doc_count() {
-                    if !live.is_deleted(doc)
-                        && self.pending_deletes.contains(live.reader.stored(doc)?.id)
-                    {
+                live.reader.scan_stored(|doc, id, _| {
+                    if !live.is_deleted(doc) && self.pending_deletes.contains(id) {
                         hits.insert(doc);
                     }
-                }
+                    Ok(())
+                })?;
                 if hits.is_empty() {
                     continue;
                 }

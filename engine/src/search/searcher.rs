@@ -127,8 +127,8 @@ impl Searcher {
         let local = (doc - self.snapshot.doc_base(s)) as u32;
         let stored = segments[s].reader.stored(local)?;
         Ok(Hit {
-            id: stored.id.to_string(),
-            title: stored.title.to_string(),
+            id: stored.id,
+            title: stored.title,
             score,
             doc,
         })

@@ -60,12 +60,6 @@ impl<'p, 'a> ByteReader<'p, 'a> {
         })?;
         self.take(len, what)
     }
-
-    pub(crate) fn rest(&mut self) -> &'a [u8] {
-        let rest = &self.buf[self.pos..];
-        self.pos = self.buf.len();
-        rest
-    }
 }
 
 /// Reads the little-endian u32 at record `i` of a table of u32s. `table` was sized by

@@ -42,17 +42,17 @@ pub(crate) fn merge_segments(
         let tables: [Option<LengthTable<'_>>; 3] =
             Field::ALL.map(|f| fields.contains(&f).then(|| src.reader.lengths(f)));
         let mut map = Vec::with_capacity(src.reader.doc_count() as usize);
-        for doc in 0..src.reader.doc_count() {
+        src.reader.scan_stored(|doc, id, title| {
             if src.deletes.is_some_and(|d| d.contains(doc)) {
                 map.push(PURGED);
-                continue;
+            } else {
+                map.push(next);
+                next += 1;
+                lengths.push(|f| tables[f.index()].map_or(0, |t| t.get(doc)));
+                store.push(id, title);
             }
-            map.push(next);
-            next += 1;
-            lengths.push(|f| tables[f.index()].map_or(0, |t| t.get(doc)));
-            let stored = src.reader.stored(doc)?;
-            store.push(stored.id, stored.title);
-        }
+            Ok(())
+        })?;
         doc_maps.push(map);
     }
     let tokens = lengths.tokens();

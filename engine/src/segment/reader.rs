@@ -154,7 +154,14 @@ impl SegmentReader {
         self.lengths.table(self.lengths_file.body(), field)
     }
 
-    pub(crate) fn stored(&self, doc: u32) -> Result<StoredDoc<'_>> {
+    /// Stored document `doc` (decompresses its block: for the final hits).
+    pub(crate) fn stored(&self, doc: u32) -> Result<StoredDoc> {
         self.store.get(self.store_file.body(), doc)
+    }
+
+    /// Calls `f(doc, id, title)` for every stored document in order, each block
+    /// decompressed once (for merges, delete resolution and checks).
+    pub(crate) fn scan_stored(&self, f: impl FnMut(u32, &str, &str) -> Result<()>) -> Result<()> {
+        self.store.scan(self.store_file.body(), f)
     }
 }

@@ -1,41 +1,77 @@
-//! Stored fields: each document's external id and title, read only for the final top k.
+//! Stored fields: each document's external id and title, read only for the final top k
+//! (and scanned whole by merges, delete resolution and `check`).
 //!
-//! Body layout (little-endian): `n u32 | (n+1) × u64 record end offsets (first is 0) |
-//! records`, each record `id_len u32 | id bytes (UTF-8) | title bytes (UTF-8)`.
+//! Records are grouped into blocks of about [`BLOCK_TARGET`] bytes, each compressed
+//! with LZ4 (the block format of `lz4_flex`). Fetching one hit decompresses one block:
+//! small blocks keep that cheap, at some cost in ratio (docs/DECISIONS.md, "Stored
+//! fields in 4 KiB LZ4 blocks").
+//!
+//! Body layout (little-endian): `n u32 | n_blocks u32 | n_blocks × (first_doc u32,
+//! raw_len u32, end u64) | compressed blocks`. Block `b` is bytes `[end(b-1), end(b))`
+//! of the compressed area (`end(-1) = 0`) and decompresses to `raw_len` bytes holding
+//! the records of documents `first_doc(b) .. first_doc(b+1)` (the last block's run ends
+//! at `n`), each `id_len varint | id (UTF-8) | title_len varint | title (UTF-8)`.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::segment::bytes::{ByteReader, u64_at};
+use crate::segment::bytes::{ByteReader, u32_at, u64_at};
+use crate::varint;
+
+/// A block is closed once its records reach this many bytes (before compression).
+pub(crate) const BLOCK_TARGET: usize = 4096;
+
+/// Bytes of one block table entry.
+const ENTRY_LEN: usize = 16;
+
+/// LZ4 cannot expand its input more than 255-fold, so a larger `raw_len` is corrupt (and
+/// is never allocated).
+const MAX_EXPANSION: u64 = 255;
 
 #[derive(Default)]
 pub(crate) struct StoreWriter {
-    offsets: Vec<u64>,
+    docs: u32,
+    /// The open block's records, and the document it starts at.
+    raw: Vec<u8>,
+    raw_first: u32,
+    table: Vec<u8>,
     data: Vec<u8>,
 }
 
 impl StoreWriter {
     pub(crate) fn push(&mut self, id: &str, title: &str) {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
+        for field in [id, title] {
+            varint::write(&mut self.raw, field.len() as u32);
+            self.raw.extend_from_slice(field.as_bytes());
+        }
+        self.docs += 1;
+        if self.raw.len() >= BLOCK_TARGET {
+            self.close_block();
+        }
+    }
+
+    fn close_block(&mut self) {
+        if self.docs == self.raw_first {
+            return;
         }
         self.data
-            .extend_from_slice(&(id.len() as u32).to_le_bytes());
-        self.data.extend_from_slice(id.as_bytes());
-        self.data.extend_from_slice(title.as_bytes());
-        self.offsets.push(self.data.len() as u64);
+            .extend_from_slice(&lz4_flex::block::compress(&self.raw));
+        self.table.extend_from_slice(&self.raw_first.to_le_bytes());
+        self.table
+            .extend_from_slice(&(self.raw.len() as u32).to_le_bytes());
+        self.table
+            .extend_from_slice(&(self.data.len() as u64).to_le_bytes());
+        self.raw.clear();
+        self.raw_first = self.docs;
     }
 
     pub(crate) fn into_body(mut self) -> Vec<u8> {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
-        let n = (self.offsets.len() - 1) as u32;
-        let mut out = Vec::with_capacity(4 + self.offsets.len() * 8 + self.data.len());
-        out.extend_from_slice(&n.to_le_bytes());
-        for off in &self.offsets {
-            out.extend_from_slice(&off.to_le_bytes());
-        }
+        self.close_block();
+        let blocks = (self.table.len() / ENTRY_LEN) as u32;
+        let mut out = Vec::with_capacity(8 + self.table.len() + self.data.len());
+        out.extend_from_slice(&self.docs.to_le_bytes());
+        out.extend_from_slice(&blocks.to_le_bytes());
+        out.extend_from_slice(&self.table);
         out.extend_from_slice(&self.data);
         out
     }
@@ -43,69 +79,234 @@ impl StoreWriter {
 
 /// A stored document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StoredDoc<'a> {
-    pub id: &'a str,
-    pub title: &'a str,
+pub(crate) struct StoredDoc {
+    pub id: String,
+    pub title: String,
 }
 
-/// Section offsets into a stored-fields body; records are validated when read.
+/// A validated block table over a stored-fields body; blocks are checked as they are
+/// decompressed.
 #[derive(Debug, Clone)]
 pub(crate) struct StoreReader {
     path: PathBuf,
-    len: usize,
-    offsets: (usize, usize),
+    len: u32,
+    blocks: usize,
+    /// Byte ranges of the block table and the compressed area in the body.
+    table: (usize, usize),
     data: (usize, usize),
+}
+
+/// One block table entry.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    first_doc: u32,
+    /// One past its last document.
+    end_doc: u32,
+    raw_len: usize,
+    start: usize,
+    end: usize,
 }
 
 impl StoreReader {
     pub(crate) fn open(path: &Path, body: &[u8]) -> Result<Self> {
         let mut r = ByteReader::new(path, body);
-        let len = r.u32("stored document count")? as usize;
-        let offsets_at = r.position();
-        r.table(len + 1, 8, "stored record offsets")?;
+        let len = r.u32("stored document count")?;
+        let blocks = r.u32("stored block count")? as usize;
+        let table_at = r.position();
+        r.table(blocks, ENTRY_LEN, "stored block table")?;
         let data_at = r.position();
-        Ok(StoreReader {
+        let reader = StoreReader {
             path: path.to_path_buf(),
             len,
-            offsets: (offsets_at, data_at),
+            blocks,
+            table: (table_at, data_at),
             data: (data_at, body.len()),
-        })
+        };
+        if (len == 0) != (blocks == 0) {
+            return Err(reader.corrupt(format!("{len} documents in {blocks} blocks")));
+        }
+        let data_len = body.len() - data_at;
+        for b in 0..blocks {
+            let block = reader.block(body, b);
+            let prev = (b > 0).then(|| reader.block(body, b - 1));
+            if block.first_doc != prev.map_or(0, |p| p.end_doc) || block.end_doc <= block.first_doc
+            {
+                return Err(reader.corrupt(format!(
+                    "block {b} holds documents {}..{}",
+                    block.first_doc, block.end_doc
+                )));
+            }
+            if block.start > block.end || block.end > data_len {
+                return Err(reader.corrupt(format!(
+                    "block {b} spans {}..{} of {data_len} bytes",
+                    block.start, block.end
+                )));
+            }
+            let limit = MAX_EXPANSION * (block.end - block.start) as u64 + 16;
+            if block.raw_len as u64 > limit {
+                return Err(reader.corrupt(format!(
+                    "block {b} claims {} bytes from {} compressed",
+                    block.raw_len,
+                    block.end - block.start
+                )));
+            }
+        }
+        Ok(reader)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
-    pub(crate) fn get<'a>(&self, body: &'a [u8], doc: u32) -> Result<StoredDoc<'a>> {
-        let doc = doc as usize;
-        let corrupt = |detail: String| Error::Corrupt {
+    fn corrupt(&self, detail: String) -> Error {
+        Error::Corrupt {
             path: self.path.clone(),
-            what: "stored record",
+            what: "stored fields",
             detail,
+        }
+    }
+
+    /// Entry `b` of the table, as written (checked by `open`).
+    fn block(&self, body: &[u8], b: usize) -> Block {
+        let table = &body[self.table.0..self.table.1];
+        let first_doc = u32_at(table, 4 * b);
+        let end_doc = if b + 1 < self.blocks {
+            u32_at(table, 4 * (b + 1))
+        } else {
+            self.len
         };
+        Block {
+            first_doc,
+            end_doc,
+            raw_len: u32_at(table, 4 * b + 1) as usize,
+            start: if b == 0 {
+                0
+            } else {
+                u64_at(table, 2 * b - 1) as usize
+            },
+            end: u64_at(table, 2 * b + 1) as usize,
+        }
+    }
+
+    /// Decompresses block `b` into `out` (replacing its contents).
+    fn decompress(&self, body: &[u8], b: usize, out: &mut Vec<u8>) -> Result<Block> {
+        let block = self.block(body, b);
+        let compressed = &body[self.data.0 + block.start..self.data.0 + block.end];
+        out.clear();
+        out.resize(block.raw_len, 0);
+        match lz4_flex::block::decompress_into(compressed, out) {
+            Ok(n) if n == block.raw_len => Ok(block),
+            Ok(n) => Err(self.corrupt(format!(
+                "block {b} decompresses to {n} bytes, table says {}",
+                block.raw_len
+            ))),
+            Err(e) => Err(self.corrupt(format!("block {b}: {e}"))),
+        }
+    }
+
+    /// Stored document `doc`: decompresses the one block that holds it.
+    pub(crate) fn get(&self, body: &[u8], doc: u32) -> Result<StoredDoc> {
         if doc >= self.len {
-            return Err(corrupt(format!("document {doc} of {}", self.len)));
+            return Err(self.corrupt(format!("no document {doc} of {}", self.len)));
         }
-        let offsets = &body[self.offsets.0..self.offsets.1];
-        let data = &body[self.data.0..self.data.1];
-        let (start, end) = (u64_at(offsets, doc), u64_at(offsets, doc + 1));
-        if start > end || end > data.len() as u64 {
-            return Err(corrupt(format!(
-                "document {doc} spans {start}..{end} of {}",
-                data.len()
-            )));
-        }
-        let record = &data[start as usize..end as usize];
-        let mut r = ByteReader::new(&self.path, record);
-        let id_len = r.u32("stored id length")? as usize;
-        let id = r.take(id_len, "stored id")?;
-        let title = r.rest();
-        let text = |bytes: &'a [u8], field: &str| {
-            std::str::from_utf8(bytes).map_err(|e| corrupt(format!("document {doc} {field}: {e}")))
+        // The last block whose first document is at or before `doc`.
+        let b = {
+            let (mut lo, mut hi) = (0, self.blocks);
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                if self.block(body, mid).first_doc <= doc {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
         };
+        let mut raw = Vec::new();
+        let block = self.decompress(body, b, &mut raw)?;
+        let mut records = Records::new(self, &raw, b, block.first_doc);
+        for _ in block.first_doc..doc {
+            records.next_record()?;
+        }
+        let (id, title) = records.next_record()?;
         Ok(StoredDoc {
-            id: text(id, "id")?,
-            title: text(title, "title")?,
+            id: id.to_string(),
+            title: title.to_string(),
+        })
+    }
+
+    /// Calls `f(doc, id, title)` for every document in order, decompressing each block
+    /// once; a damaged block is an error naming it.
+    pub(crate) fn scan(
+        &self,
+        body: &[u8],
+        mut f: impl FnMut(u32, &str, &str) -> Result<()>,
+    ) -> Result<()> {
+        let mut raw = Vec::new();
+        for b in 0..self.blocks {
+            let block = self.decompress(body, b, &mut raw)?;
+            let mut records = Records::new(self, &raw, b, block.first_doc);
+            for doc in block.first_doc..block.end_doc {
+                let (id, title) = records.next_record()?;
+                f(doc, id, title)?;
+            }
+            if records.pos != raw.len() {
+                return Err(self.corrupt(format!(
+                    "block {b}: {} bytes after its last record",
+                    raw.len() - records.pos
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Walks the records of one decompressed block.
+struct Records<'r, 'a> {
+    store: &'r StoreReader,
+    raw: &'a [u8],
+    pos: usize,
+    block: usize,
+    doc: u32,
+}
+
+impl<'r, 'a> Records<'r, 'a> {
+    fn new(store: &'r StoreReader, raw: &'a [u8], block: usize, first_doc: u32) -> Self {
+        Records {
+            store,
+            raw,
+            pos: 0,
+            block,
+            doc: first_doc,
+        }
+    }
+
+    fn next_record(&mut self) -> Result<(&'a str, &'a str)> {
+        let id = self.field("id")?;
+        let title = self.field("title")?;
+        self.doc += 1;
+        Ok((id, title))
+    }
+
+    fn field(&mut self, name: &str) -> Result<&'a str> {
+        let (b, doc) = (self.block, self.doc);
+        let len = varint::read(self.raw, &mut self.pos).ok_or_else(|| {
+            self.store
+                .corrupt(format!("block {b}, document {doc}: bad {name} length"))
+        })? as usize;
+        let bytes = self
+            .raw
+            .get(self.pos..)
+            .and_then(|rest| rest.get(..len))
+            .ok_or_else(|| {
+                self.store.corrupt(format!(
+                    "block {b}, document {doc}: {name} of {len} bytes runs past the block"
+                ))
+            })?;
+        self.pos += len;
+        std::str::from_utf8(bytes).map_err(|e| {
+            self.store
+                .corrupt(format!("block {b}, document {doc}: {name}: {e}"))
         })
     }
 }
@@ -114,46 +315,103 @@ impl StoreReader {
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trip_and_out_of_range() {
+    fn docs(n: usize) -> Vec<(String, String)> {
+        (0..n)
+            .map(|i| {
+                (
+                    format!("doc-{i}"),
+                    format!("title {i} {}", "wörds ".repeat(i % 50)),
+                )
+            })
+            .collect()
+    }
+
+    fn build(docs: &[(String, String)]) -> Vec<u8> {
         let mut w = StoreWriter::default();
-        w.push("d1", "First title");
-        w.push("", "");
-        w.push("ünï", "Títle");
-        let body = w.into_body();
-        let r = StoreReader::open(Path::new("s"), &body).unwrap();
-        assert_eq!(r.len(), 3);
-        assert_eq!(
-            r.get(&body, 0).unwrap(),
-            StoredDoc {
-                id: "d1",
-                title: "First title"
-            }
-        );
-        assert_eq!(r.get(&body, 1).unwrap(), StoredDoc { id: "", title: "" });
-        assert_eq!(
-            r.get(&body, 2).unwrap(),
-            StoredDoc {
-                id: "ünï",
-                title: "Títle"
-            }
-        );
-        assert!(r.get(&body, 3).is_err());
+        for (id, title) in docs {
+            w.push(id, title);
+        }
+        w.into_body()
     }
 
     #[test]
-    fn damaged_records_are_errors_not_panics() {
-        let mut w = StoreWriter::default();
-        w.push("doc-1", "a title");
-        let body = w.into_body();
+    fn round_trip_across_blocks_by_get_and_scan() {
+        let docs = docs(600);
+        let body = build(&docs);
+        let r = StoreReader::open(Path::new("s"), &body).unwrap();
+        assert_eq!(r.len(), 600);
+        assert!(r.blocks > 3, "600 records fill several blocks");
+        for (d, (id, title)) in docs.iter().enumerate() {
+            let got = r.get(&body, d as u32).unwrap();
+            assert_eq!((&got.id, &got.title), (id, title), "document {d}");
+        }
+        let mut seen = Vec::new();
+        r.scan(&body, |d, id, title| {
+            seen.push((d, id.to_string(), title.to_string()));
+            Ok(())
+        })
+        .unwrap();
+        let want: Vec<_> = docs
+            .iter()
+            .enumerate()
+            .map(|(d, (i, t))| (d as u32, i.clone(), t.clone()))
+            .collect();
+        assert_eq!(seen, want);
+        assert!(r.get(&body, 600).is_err());
+    }
+
+    #[test]
+    fn empty_strings_and_empty_stores() {
+        let body = build(&[
+            (String::new(), String::new()),
+            ("ünï".into(), "Títle".into()),
+        ]);
+        let r = StoreReader::open(Path::new("s"), &body).unwrap();
+        assert_eq!(r.get(&body, 0).unwrap().id, "");
+        assert_eq!(r.get(&body, 1).unwrap().title, "Títle");
+        let empty = build(&[]);
+        let r = StoreReader::open(Path::new("s"), &empty).unwrap();
+        assert_eq!(r.len(), 0);
+        assert!(r.get(&empty, 0).is_err());
+        r.scan(&empty, |_, _, _| panic!("no documents")).unwrap();
+    }
+
+    #[test]
+    fn compresses_repetitive_titles() {
+        let docs = docs(2000);
+        let raw: usize = docs.iter().map(|(i, t)| i.len() + t.len() + 2).sum();
+        assert!(build(&docs).len() < raw / 2);
+    }
+
+    #[test]
+    fn damaged_stores_are_errors_not_panics() {
+        let body = build(&docs(300));
         for cut in 0..body.len() {
             if let Ok(r) = StoreReader::open(Path::new("s"), &body[..cut]) {
-                assert!(r.get(&body[..cut], 0).is_err(), "cut at {cut}");
+                let whole = r.scan(&body[..cut], |_, _, _| Ok(()));
+                assert!(whole.is_err() || r.len() == 0, "cut at {cut}");
             }
         }
-        let mut bad_len = body.clone();
-        bad_len[4 + 16] = 200; // id_len far past the record
-        let r = StoreReader::open(Path::new("s"), &bad_len).unwrap();
-        assert!(matches!(r.get(&bad_len, 0), Err(Error::Truncated { .. })));
+        // Flip each byte in turn: open, get and scan must return, never panic.
+        for at in 0..body.len() {
+            let mut bad = body.clone();
+            bad[at] ^= 0x5A;
+            if let Ok(r) = StoreReader::open(Path::new("s"), &bad) {
+                let _ = r.scan(&bad, |_, _, _| Ok(()));
+                for d in [0, 150, 299] {
+                    let _ = r.get(&bad, d);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_claiming_too_many_documents_is_corrupt() {
+        let body = build(&docs(300));
+        let mut bad = body.clone();
+        bad[0..4].copy_from_slice(&301u32.to_le_bytes()); // one more document than stored
+        let r = StoreReader::open(Path::new("s"), &bad).unwrap();
+        let err = r.scan(&bad, |_, _, _| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("block"), "{err}");
     }
 }
