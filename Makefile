@@ -72,8 +72,11 @@ bench-test:
 	cd bench && $(CARGO) test
 
 # Both engines on one BEIR corpus: indexes (kept under COMPARE_DIR/work and reused while
-# corpus and settings are unchanged), agreement check, sequential pass, a 5-rung derived
-# ladder alternating engines rung by rung, per-engine peak RSS, the heddle/tantivy ratios.
+# corpus and settings are unchanged), agreement check, sequential pass, an 8-rung derived
+# ladder alternating engines rung by rung, per-engine peak RSS, the heddle/tantivy ratios,
+# and each engine's highest rate held and how it degrades at twice that (issue 6). The
+# rungs run to 4× the smaller capacity C so that twice any held rate up to 2 C is a rung
+# (heddle's capacity has been 1.5–1.8 C, so it may hold 1.5 C: 3 C must be there).
 # Default: the full-scale synthetic TREC-COVID-style corpus (171,332 documents, 50 queries),
 # generated on first use. Any BEIR set: make compare CORPUS=DIR QUERIES=FILE.
 # COMPARE_FLAGS adds flags, e.g. --rebuild, --analysis native, --repeat 3.
@@ -87,7 +90,7 @@ compare: $(CORPUS)/corpus.jsonl
 	@mkdir -p $(COMPARE_OUT)
 	bench/target/release/heddle-bench bench --corpus $(CORPUS) --queries $(QUERIES) \
 		--workdir $(COMPARE_DIR)/work/$(notdir $(CORPUS)) \
-		--fractions 0.25,0.5,0.75,1,2 --samples 10000 --inflight 64 \
+		--fractions 0.25,0.5,0.75,1,1.5,2,3,4 --samples 10000 --inflight 64 \
 		--json $(COMPARE_OUT)/ladder.json --svg $(COMPARE_OUT)/ladder.svg \
 		--compare-json $(COMPARE_OUT)/compare.json $(COMPARE_FLAGS)
 

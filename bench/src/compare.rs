@@ -228,6 +228,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         queries: args.bench.queries.display().to_string(),
         machine: Machine::this(load_start),
         ratios: report::ratios(&figures, Some(&ladder)),
+        held: report::holds(&ladder),
         engines: figures,
         agreement,
         ladder_json: args.bench.json.as_ref().map(|p| p.display().to_string()),

@@ -15,7 +15,8 @@
 //!   [`reference`], a BM25 of our own that reproduces each engine's scores;
 //! - [`sequential`]: the closed-loop pass, engines alternating pass by pass;
 //! - [`child`]: builds and memory rungs in processes of their own (peak RSS per engine);
-//! - [`compare`]: the `bench` command that runs all of it; [`report`]: the ratio table.
+//! - [`compare`]: the `bench` command that runs all of it; [`report`]: the ratio table
+//!   and each engine's highest rate held.
 
 pub mod agreement;
 pub mod analysis;

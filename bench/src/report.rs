@@ -3,6 +3,9 @@
 //!
 //! A ratio above 1 means heddle's figure is the larger: slower, bigger, or (for
 //! documents per second) faster. The last column says which, in words.
+//!
+//! Below the table, issue 6's checks of each engine (`held`): the highest rate it held,
+//! and whether under twice that rate it degraded rather than collapsed.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -17,6 +20,12 @@ use crate::agreement::AgreementReport;
 use crate::child::ServeRss;
 use crate::engines::BuildStats;
 use crate::sequential::SequentialReport;
+
+mod held;
+pub use held::{
+    Accounting, EngineHold, HELD_LABEL, HeldRung, OVERLOAD_LABEL, Overload, OverloadRung,
+    P99_OVER_LOW_P50, RSS_GROWTH_LIMIT, held_rung, hold, holds, overload,
+};
 
 /// Bumped when a field changes meaning or disappears.
 pub const COMPARE_FORMAT: u32 = 1;
@@ -164,6 +173,10 @@ pub struct CompareReport {
     /// The rate of the memory rung each engine ran in a process of its own.
     pub memory_rate: Option<f64>,
     pub ratios: Vec<RatioRow>,
+    /// Issue 6's checks per engine: the highest rate held, and what it did under twice
+    /// that (absent from runs before them).
+    #[serde(default)]
+    pub held: Vec<EngineHold>,
 }
 
 fn secs_to_us(s: f64) -> u64 {
@@ -230,6 +243,7 @@ pub fn ratios(engines: &[EngineFigures], ladder: Option<&BenchReport>) -> Vec<Ra
     }
     if let Some(l) = ladder {
         rows.extend(ladder_rows(l));
+        rows.extend(held_row(&holds(l)));
     }
     if let (Some(hm), Some(tm)) = (&h.memory, &t.memory) {
         let kib_row = |key: &str, label: &str, a: Option<u64>, b: Option<u64>| {
@@ -321,6 +335,27 @@ fn ladder_rows(l: &BenchReport) -> Vec<RatioRow> {
         }
     }
     rows
+}
+
+/// The highest rate each engine held, as a ratio (held::held_rung has the rule).
+fn held_row(holds: &[EngineHold]) -> Option<RatioRow> {
+    let get = |name: &str| holds.iter().find(|h| h.engine == name);
+    let (h, t) = (get("heddle")?, get("tantivy")?);
+    let rate = |e: &EngineHold| e.held.as_ref().map(|r| r.rate);
+    let mut notes = Vec::new();
+    for e in [h, t] {
+        match &e.held {
+            None => notes.push(format!("{} holds no rung", e.engine)),
+            Some(r) if r.top => {
+                notes.push(format!("{} held the top rung: a lower bound", e.engine))
+            }
+            Some(_) => {}
+        }
+    }
+    Some(
+        RatioRow::new("held rate", HELD_LABEL, Kind::Rate, rate(h), rate(t))
+            .note(&notes.join("; ")),
+    )
 }
 
 fn show(kind: Kind, v: f64) -> String {
@@ -429,6 +464,7 @@ pub fn render_ratios(report: &CompareReport) -> String {
         "\nratios (heddle / tantivy; above 1: heddle's figure is larger)"
     );
     out.push_str(&t.render());
+    out.push_str(&held::render(&report.held));
     out
 }
 
@@ -541,10 +577,12 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
         ]);
     }
     out.push_str(&t.render());
+    let held: Vec<&[EngineHold]> = runs.iter().map(|r| r.held.as_slice()).collect();
+    out.push_str(&held::render_runs(&held));
     out
 }
 
-fn fmt_spread(s: &Spread<f64>, f: impl Fn(f64) -> String) -> String {
+pub(crate) fn fmt_spread(s: &Spread<f64>, f: impl Fn(f64) -> String) -> String {
     let (m, a, b) = (f(s.median), f(s.min), f(s.max));
     if a == b {
         m
@@ -633,6 +671,76 @@ mod tests {
             RatioRow::new("k", "k", Kind::Time, Some(1.0), None).ratio,
             None
         );
+    }
+
+    fn engine_hold(engine: &str, rate: Option<f64>, top: bool) -> EngineHold {
+        EngineHold {
+            engine: engine.to_string(),
+            low_p50_us: Some(100),
+            held: rate.map(|rate| HeldRung {
+                rung: 0,
+                rate,
+                fraction: None,
+                p99_us: 500,
+                top,
+            }),
+            overload: None,
+        }
+    }
+
+    #[test]
+    fn the_held_rate_row_is_heddle_over_tantivy_and_never_invents_a_rate() {
+        let row = held_row(&[
+            engine_hold("tantivy", Some(1_000.0), false),
+            engine_hold("heddle", Some(1_500.0), true),
+        ])
+        .unwrap();
+        assert_eq!(
+            (row.key.as_str(), row.label.as_str()),
+            ("held rate", HELD_LABEL)
+        );
+        assert_eq!((row.kind, row.better), (Kind::Rate, Better::Higher));
+        assert_eq!(row.ratio, Some(1.5));
+        assert_eq!(row.note, "heddle held the top rung: a lower bound");
+        let row = held_row(&[
+            engine_hold("heddle", Some(1_500.0), false),
+            engine_hold("tantivy", None, false),
+        ])
+        .unwrap();
+        assert_eq!((row.tantivy, row.ratio), (None, None));
+        assert_eq!(row.note, "tantivy holds no rung");
+    }
+
+    #[test]
+    fn a_report_written_before_the_held_checks_still_reads() {
+        let report = CompareReport {
+            format: COMPARE_FORMAT,
+            tool: "t".to_string(),
+            tantivy_version: "0".to_string(),
+            analysis: "matched".to_string(),
+            analysis_label: "matched".to_string(),
+            corpus: "c".to_string(),
+            queries: "q".to_string(),
+            machine: Machine {
+                cpu: "cpu".to_string(),
+                cores: 2,
+                memory_kib: None,
+                load_start: None,
+                load_end: None,
+            },
+            engines: Vec::new(),
+            agreement: None,
+            ladder_json: None,
+            memory_rate: None,
+            ratios: Vec::new(),
+            held: vec![engine_hold("heddle", Some(1.0), false)],
+        };
+        let mut json = serde_json::to_value(&report).unwrap();
+        json.as_object_mut().unwrap().remove("held");
+        let old: CompareReport = serde_json::from_value(json).unwrap();
+        assert!(old.held.is_empty());
+        assert!(!render_ratios(&old).contains(HELD_LABEL));
+        assert!(render_ratios(&report).contains(HELD_LABEL));
     }
 
     #[test]

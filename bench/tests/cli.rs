@@ -85,6 +85,8 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
         "throughput at the top rung (200/s offered)",
         "serving peak RSS",
         "1 segment, 2 indexing threads",
+        "highest rate held (no shed, p99 ≤ 10× own low-rate p50)",
+        "under twice the rate held (degrade, not collapse",
     ] {
         assert!(out.contains(needle), "stdout lacks {needle:?}:\n{out}");
     }
@@ -97,6 +99,7 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
     );
     let report = std::fs::read_to_string(&json).unwrap();
     assert!(report.contains("\"ratios\"") && report.contains("\"agreement\""));
+    assert!(report.contains("\"held\"") && report.contains("\"low_p50_us\""));
 
     let second = heddle_bench(&args);
     let (out2, err2) = text(&second);
@@ -109,7 +112,9 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
     let (s, e) = text(&summary);
     assert!(summary.status.success(), "{e}");
     assert!(
-        s.contains("2 runs of heddle vs tantivy") && s.contains("index build time"),
+        s.contains("2 runs of heddle vs tantivy")
+            && s.contains("index build time")
+            && s.contains("low-rate p50), run by run"),
         "{s}"
     );
 }
