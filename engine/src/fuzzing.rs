@@ -46,7 +46,8 @@ pub fn postings(bytes: &[u8]) {
     let Some((df, list)) = bytes.split_first_chunk::<4>() else {
         return;
     };
-    let Ok(list) = PostingsList::open(list, u32::from_le_bytes(*df), 1, Path::new(PATH)) else {
+    let Ok(list) = PostingsList::open(list, u32::from_le_bytes(*df), |d| d % 1000, Path::new(PATH))
+    else {
         return;
     };
     let mut cursor = list.cursor();

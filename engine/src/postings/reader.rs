@@ -4,16 +4,19 @@ use std::path::Path;
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED};
+use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED, bound_code, tail};
 use crate::error::{Error, Result};
-use crate::varint;
 
-/// One skip table entry (see the module docs).
+/// One skip table entry, its bound codes decoded.
 #[derive(Debug, Clone, Copy)]
 struct SkipEntry {
     last_doc: u32,
-    end: u32,
+    /// Bit widths of a full block (0 for a tail block).
+    doc_bits: u8,
+    tf_bits: u8,
+    /// At least the block's largest tf.
     max_tf: u32,
+    /// At most the block's smallest document length.
     min_len: u32,
 }
 
@@ -21,19 +24,27 @@ impl SkipEntry {
     /// What a cursor reports for the block past the end: nothing can score there.
     const PAST_END: SkipEntry = SkipEntry {
         last_doc: TERMINATED,
-        end: 0,
+        doc_bits: 0,
+        tf_bits: 0,
         max_tf: 0,
         min_len: u32::MAX,
     };
 
+    #[inline]
     fn parse(raw: &[u8; SKIP_ENTRY_LEN]) -> Self {
-        let field = |k: usize| u32::from_le_bytes([raw[k], raw[k + 1], raw[k + 2], raw[k + 3]]);
         SkipEntry {
-            last_doc: field(0),
-            end: field(4),
-            max_tf: field(8),
-            min_len: field(12),
+            last_doc: u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
+            doc_bits: raw[4],
+            tf_bits: raw[5],
+            max_tf: bound_code::value(raw[6]),
+            min_len: bound_code::value(raw[7]),
         }
+    }
+
+    /// Bytes of the full block this entry describes.
+    #[inline]
+    fn full_block_len(&self) -> usize {
+        16 * (usize::from(self.doc_bits) + usize::from(self.tf_bits))
     }
 }
 
@@ -45,24 +56,32 @@ pub(crate) struct PostingsList<'a> {
     /// in for its one entry.
     skip: &'a [u8],
     single: Option<SkipEntry>,
-    /// The block data area, cut at the last block's end.
+    /// The block data area.
     data: &'a [u8],
     df: u32,
+    /// Score bounds of the whole list: at least its largest tf, at most its smallest
+    /// document length.
+    max_tf: u32,
+    min_len: u32,
 }
 
 impl<'a> PostingsList<'a> {
-    /// Validates the list at the start of `bytes` (which may extend past the list's end)
-    /// holding `df` postings. `path` names the file the bytes came from, for errors.
+    /// Validates the list that is exactly `bytes`, holding `df` postings. `doc_len(doc)` is
+    /// the length of `doc` (any value for a doc outside the segment; only crafted bytes
+    /// name one); `path` names the file the bytes came from, for errors.
     ///
-    /// Costs O(n_blocks) over the skip table only, plus decoding the tail block (< 128
-    /// postings); full blocks' headers are checked when decoded. After `Ok`, no cursor
-    /// operation can panic or read outside `bytes`, whatever the bytes were; a full block
-    /// whose header disagrees with its length ends the cursor there (`check_index` reports
-    /// the list as shorter than its df).
-    ///
-    /// `min_len` is the term's smallest document length (from its dictionary entry): a list
-    /// shorter than a block has no skip entry, and its block bound uses it.
-    pub(crate) fn open(bytes: &'a [u8], df: u32, min_len: u32, path: &Path) -> Result<Self> {
+    /// Costs O(n_blocks) over the skip table plus decoding the tail block (< 128
+    /// postings), with one `doc_len` call per posting of a list shorter than a block (its
+    /// length bound is computed here, not stored). After `Ok`, no cursor operation can
+    /// panic or read outside `bytes`, whatever the bytes were; a full block whose doc ids
+    /// disagree with its skip entry ends the cursor there (`check_index` reports the list
+    /// as shorter than its df).
+    pub(crate) fn open(
+        bytes: &'a [u8],
+        df: u32,
+        doc_len: impl Fn(u32) -> u32,
+        path: &Path,
+    ) -> Result<Self> {
         let corrupt = |detail: String| Error::Corrupt {
             path: path.to_path_buf(),
             what: "postings list",
@@ -72,11 +91,29 @@ impl<'a> PostingsList<'a> {
             return Err(corrupt("document frequency is 0".into()));
         }
         let df = df as usize;
+        let mut docs = [0u32; BLOCK_LEN];
+        let mut tfs = [0u32; BLOCK_LEN];
         if df < BLOCK_LEN {
-            return Self::open_short(bytes, df, min_len, path);
+            let last_doc = tail::decode(bytes, df, None, &mut docs, &mut tfs)
+                .ok_or_else(|| corrupt(format!("a list of {df} postings does not decode")))?;
+            let entry = SkipEntry {
+                last_doc,
+                doc_bits: 0,
+                tf_bits: 0,
+                max_tf: tfs[..df].iter().max().map_or(1, |&t| t.saturating_add(1)),
+                min_len: docs[..df].iter().map(|&d| doc_len(d)).min().unwrap_or(0),
+            };
+            return Ok(PostingsList {
+                skip: &[],
+                single: Some(entry),
+                data: bytes,
+                df: df as u32,
+                max_tf: entry.max_tf,
+                min_len: entry.min_len,
+            });
         }
         let n_blocks = df.div_ceil(BLOCK_LEN);
-        let skip_len = n_blocks * SKIP_ENTRY_LEN; // ≤ 2^29: df is a u32
+        let skip_len = n_blocks * SKIP_ENTRY_LEN; // ≤ 2^28: df is a u32
         if bytes.len() < skip_len {
             return Err(Error::Truncated {
                 path: path.to_path_buf(),
@@ -88,10 +125,8 @@ impl<'a> PostingsList<'a> {
         }
         let (skip, data) = bytes.split_at(skip_len);
 
-        // Scratch for decoding the tail; 1 KiB on the stack, no heap.
-        let mut docs = [0u32; BLOCK_LEN];
-        let mut tfs = [0u32; BLOCK_LEN];
-        let mut prev_end = 0usize;
+        let (mut max_tf, mut min_len) = (0u32, u32::MAX);
+        let mut start = 0usize;
         let mut prev_last: Option<u32> = None;
         for (block, raw) in skip.as_chunks::<SKIP_ENTRY_LEN>().0.iter().enumerate() {
             let entry = SkipEntry::parse(raw);
@@ -108,77 +143,66 @@ impl<'a> PostingsList<'a> {
             if entry.max_tf == 0 {
                 return Err(corrupt(format!("block {block}: max tf is 0")));
             }
-            let end = entry.end as usize;
-            if end < prev_end {
-                return Err(corrupt(format!(
-                    "block {block}: ends at {end}, before its start {prev_end}"
-                )));
-            }
-            if end > data.len() {
-                return Err(Error::Truncated {
-                    path: path.to_path_buf(),
-                    what: "postings block",
-                    offset: (skip_len + prev_end) as u64,
-                    needed: (end - prev_end) as u64,
-                    available: (data.len() - prev_end) as u64,
-                });
-            }
-            let block_bytes = &data[prev_end..end];
-
             if count == BLOCK_LEN {
-                // A full block's header is checked when the block is decoded
-                // (`decode_full`), not here: reading every block's header would touch
-                // every page of a long list on each query, though pruning decodes few of
-                // them. A bad header exhausts the cursor there.
-            } else if decode_tail(
-                block_bytes,
-                count,
-                prev_last,
-                entry.last_doc,
-                &mut docs,
-                &mut tfs,
-            )
-            .is_none()
+                if entry.doc_bits > 32 || entry.tf_bits > 32 {
+                    return Err(corrupt(format!(
+                        "block {block}: bit widths {} and {} (at most 32)",
+                        entry.doc_bits, entry.tf_bits
+                    )));
+                }
+                let len = entry.full_block_len();
+                if start + len > data.len() {
+                    return Err(Error::Truncated {
+                        path: path.to_path_buf(),
+                        what: "postings block",
+                        offset: (skip_len + start) as u64,
+                        needed: len as u64,
+                        available: (data.len() - start) as u64,
+                    });
+                }
+                // The block's bytes are decoded, and its doc ids checked against
+                // `last_doc`, only when a cursor reaches it: reading every block here
+                // would touch every page of a long list on each query.
+                start += len;
+            } else if tail::decode(&data[start..], count, prev_last, &mut docs, &mut tfs)
+                != Some(entry.last_doc)
             {
                 return Err(corrupt(format!(
                     "block {block}: tail block does not decode to {count} postings ending at doc {}",
                     entry.last_doc
                 )));
+            } else {
+                start = data.len();
             }
-
-            prev_end = end;
+            max_tf = max_tf.max(entry.max_tf);
+            min_len = min_len.min(entry.min_len);
             prev_last = Some(entry.last_doc);
+        }
+        if start != data.len() {
+            return Err(corrupt(format!(
+                "{} bytes after the last block",
+                data.len() - start
+            )));
         }
 
         Ok(PostingsList {
             skip,
             single: None,
-            data: &data[..prev_end],
+            data,
             df: df as u32,
+            max_tf,
+            min_len,
         })
     }
 
-    /// A list of fewer than 128 postings: the tail block alone, decoded once here to
-    /// validate it and to find its last doc and largest tf.
-    fn open_short(bytes: &'a [u8], df: usize, min_len: u32, path: &Path) -> Result<Self> {
-        let mut docs = [0u32; BLOCK_LEN];
-        let mut tfs = [0u32; BLOCK_LEN];
-        let end = decode_short(bytes, df, &mut docs, &mut tfs).ok_or_else(|| Error::Corrupt {
-            path: path.to_path_buf(),
-            what: "postings list",
-            detail: format!("a list of {df} postings does not decode"),
-        })?;
-        Ok(PostingsList {
-            skip: &[],
-            single: Some(SkipEntry {
-                last_doc: docs[df - 1],
-                end: end as u32,
-                max_tf: tfs[..df].iter().max().map_or(1, |&t| t.saturating_add(1)),
-                min_len,
-            }),
-            data: &bytes[..end],
-            df: df as u32,
-        })
+    /// At least the largest tf in the list (for the term's score bound).
+    pub(crate) fn max_tf(&self) -> u32 {
+        self.max_tf
+    }
+
+    /// At most the smallest document length in the list (for the term's score bound).
+    pub(crate) fn min_len(&self) -> u32 {
+        self.min_len
     }
 
     /// Number of postings.
@@ -187,13 +211,13 @@ impl<'a> PostingsList<'a> {
         self.df
     }
 
-    /// Bytes the list occupies (skip table and block data), whatever slice it was opened on.
+    /// Bytes the list occupies (skip table and block data).
     #[cfg(test)]
     pub(crate) fn byte_len(&self) -> usize {
         self.skip.len() + self.data.len()
     }
 
-    /// The list's one skip entry when it has no table (test access).
+    /// The list has no skip table (test access).
     #[cfg(test)]
     pub(crate) fn is_short(&self) -> bool {
         self.single.is_some()
@@ -240,58 +264,6 @@ fn block_count(df: usize, block: usize) -> usize {
     (df - block * BLOCK_LEN).min(BLOCK_LEN)
 }
 
-fn full_block_len(doc_bits: u8, tf_bits: u8) -> usize {
-    2 + 16 * (usize::from(doc_bits) + usize::from(tf_bits))
-}
-
-/// Decodes a tail block into `docs[..count]` and `tfs_minus_1[..count]`. `None` unless the
-/// bytes hold exactly `count` postings whose last doc is `last_doc`.
-fn decode_tail(
-    bytes: &[u8],
-    count: usize,
-    prev_last: Option<u32>,
-    last_doc: u32,
-    docs: &mut [u32; BLOCK_LEN],
-    tfs_minus_1: &mut [u32; BLOCK_LEN],
-) -> Option<()> {
-    let mut pos = 0;
-    // Smallest doc id the next posting can have; u64 so hostile gaps cannot wrap.
-    let mut next = prev_last.map_or(0, |d| u64::from(d) + 1);
-    for (doc, tf) in docs.iter_mut().zip(tfs_minus_1.iter_mut()).take(count) {
-        let d = next + u64::from(varint::read(bytes, &mut pos)?);
-        if d > u64::from(last_doc) {
-            return None;
-        }
-        *doc = d as u32;
-        *tf = varint::read(bytes, &mut pos)?;
-        next = d + 1;
-    }
-    (count >= 1 && pos == bytes.len() && docs[count - 1] == last_doc).then_some(())
-}
-
-/// Decodes a list shorter than a block (varint pairs from the start of `bytes`, `count`
-/// of them); returns the bytes it took, or `None` if they run out or a doc id would reach
-/// [`TERMINATED`].
-fn decode_short(
-    bytes: &[u8],
-    count: usize,
-    docs: &mut [u32; BLOCK_LEN],
-    tfs_minus_1: &mut [u32; BLOCK_LEN],
-) -> Option<usize> {
-    let mut pos = 0;
-    let mut next = 0u64;
-    for (doc, tf) in docs.iter_mut().zip(tfs_minus_1.iter_mut()).take(count) {
-        let d = next + u64::from(varint::read(bytes, &mut pos)?);
-        if d >= u64::from(TERMINATED) {
-            return None;
-        }
-        *doc = d as u32;
-        *tf = varint::read(bytes, &mut pos)?;
-        next = d + 1;
-    }
-    Some(pos)
-}
-
 /// Walks a [`PostingsList`]: one decoded block at a time in fixed arrays (no heap).
 ///
 /// Positions only move forward. `seek(target)` always lands on a doc ≥ `target` (or
@@ -306,6 +278,9 @@ pub(crate) struct PostingsCursor<'a> {
     bitpacker: BitPacker4x,
     /// Block held in `docs`/`tfs_minus_1`; `n_blocks` once exhausted.
     block: usize,
+    /// Where `block`'s bytes start in the data area (blocks have no offsets on disk: a
+    /// block's start is the sum of the lengths of the blocks before it).
+    block_start: usize,
     /// The block pointer: `≥ block`.
     skip_block: usize,
     /// Current posting within the decoded block: `< block_len`, or 0 when exhausted.
@@ -323,6 +298,7 @@ impl<'a> PostingsCursor<'a> {
             list,
             bitpacker: BitPacker4x::new(),
             block: 0,
+            block_start: 0,
             skip_block: 0,
             idx: 0,
             block_len: 0,
@@ -437,57 +413,64 @@ impl<'a> PostingsCursor<'a> {
         if block >= n_blocks {
             return self.exhaust();
         }
+        // Blocks before `block` are full (only the last may be a tail): sum their lengths
+        // from the block decoded last, or from the start.
+        let (mut b, mut start) = if block >= self.block && self.block < n_blocks {
+            (self.block, self.block_start)
+        } else {
+            (0, 0)
+        };
+        while b < block {
+            start += self.list.entry(b).full_block_len();
+            b += 1;
+        }
         let entry = self.list.entry(block);
-        let (start, prev_last) = match block.checked_sub(1) {
-            Some(prev) => {
-                let prev = self.list.entry(prev);
-                (prev.end as usize, Some(prev.last_doc))
-            }
-            None => (0, None),
-        };
-        // `open` checked that every block lies within `data`.
-        let Some(bytes) = self.list.data.get(start..entry.end as usize) else {
-            return self.exhaust();
-        };
+        let prev_last = block.checked_sub(1).map(|p| self.list.entry(p).last_doc);
         let count = block_count(self.list.df as usize, block);
         let ok = if count == BLOCK_LEN {
-            self.decode_full(bytes, prev_last) && self.docs[BLOCK_LEN - 1] == entry.last_doc
+            // `open` checked that every full block lies within `data`.
+            match self.list.data.get(start..start + entry.full_block_len()) {
+                Some(bytes) => {
+                    self.decode_full(bytes, entry, prev_last);
+                    self.docs[BLOCK_LEN - 1] == entry.last_doc
+                }
+                None => false,
+            }
         } else {
-            decode_tail(
-                bytes,
-                count,
-                prev_last,
-                entry.last_doc,
-                &mut self.docs,
-                &mut self.tfs_minus_1,
-            )
-            .is_some()
+            self.list.data.get(start..).and_then(|bytes| {
+                tail::decode(
+                    bytes,
+                    count,
+                    prev_last,
+                    &mut self.docs,
+                    &mut self.tfs_minus_1,
+                )
+            }) == Some(entry.last_doc)
         };
         if !ok {
             return self.exhaust();
         }
         self.block = block;
+        self.block_start = start;
         self.skip_block = block;
         self.idx = 0;
         self.block_len = count;
         self.doc = self.docs[0];
     }
 
-    /// Unpacks a full block; `false` if its header and length disagree (`open` rules it out).
+    /// Unpacks a full block of `entry`'s widths (at most 32, checked by `open`) from
+    /// `bytes`, exactly as long as they need.
     #[inline]
-    fn decode_full(&mut self, bytes: &[u8], prev_last: Option<u32>) -> bool {
-        let &[doc_bits, tf_bits, ref packed @ ..] = bytes else {
-            return false;
-        };
-        if doc_bits > 32 || tf_bits > 32 || bytes.len() != full_block_len(doc_bits, tf_bits) {
-            return false;
-        }
-        let (packed_docs, packed_tfs) = packed.split_at(16 * usize::from(doc_bits));
+    fn decode_full(&mut self, bytes: &[u8], entry: SkipEntry, prev_last: Option<u32>) {
+        let (packed_docs, packed_tfs) = bytes.split_at(16 * usize::from(entry.doc_bits));
+        self.bitpacker.decompress_strictly_sorted(
+            prev_last,
+            packed_docs,
+            &mut self.docs,
+            entry.doc_bits,
+        );
         self.bitpacker
-            .decompress_strictly_sorted(prev_last, packed_docs, &mut self.docs, doc_bits);
-        self.bitpacker
-            .decompress(packed_tfs, &mut self.tfs_minus_1, tf_bits);
-        true
+            .decompress(packed_tfs, &mut self.tfs_minus_1, entry.tf_bits);
     }
 
     fn exhaust(&mut self) {

@@ -21,25 +21,30 @@ struct Input {
 }
 
 impl Input {
+    /// Lengths of the input's docs; 0 for any other doc (a damaged list may name one).
     fn doc_len(&self) -> impl Fn(u32) -> u32 + '_ {
-        |doc| {
-            self.lens[self
-                .docs
-                .binary_search(&doc)
-                .expect("encoder asks for its own docs")]
-        }
+        |doc| self.docs.binary_search(&doc).map_or(0, |i| self.lens[i])
     }
 
-    /// Per-block `(last_doc, max_tf, min_len)`, computed naively.
+    /// Per-block `(last_doc, max_tf, min_len)` as a cursor must report them, computed
+    /// naively: exact for a list shorter than a block, else the skip table's one-byte
+    /// codes (tf rounded up, length rounded down).
     fn block_metas(&self) -> Vec<(u32, u32, u32)> {
+        let coded = self.docs.len() >= BLOCK_LEN;
         (0..self.docs.len().div_ceil(BLOCK_LEN))
             .map(|b| {
                 let r = b * BLOCK_LEN..((b + 1) * BLOCK_LEN).min(self.docs.len());
-                (
-                    self.docs[r.end - 1],
-                    self.tfs[r.clone()].iter().copied().max().unwrap(),
-                    self.lens[r].iter().copied().min().unwrap(),
-                )
+                let max_tf = self.tfs[r.clone()].iter().copied().max().unwrap();
+                let min_len = self.lens[r.clone()].iter().copied().min().unwrap();
+                if coded {
+                    (
+                        self.docs[r.end - 1],
+                        bound_code::value(bound_code::ceil(max_tf)),
+                        bound_code::value(bound_code::floor(min_len)),
+                    )
+                } else {
+                    (self.docs[r.end - 1], max_tf, min_len)
+                }
             })
             .collect()
     }
@@ -52,12 +57,16 @@ fn encode(input: &Input) -> (Vec<u8>, TermSummary) {
 }
 
 fn open(bytes: &[u8], df: u32) -> crate::Result<PostingsList<'_>> {
-    PostingsList::open(bytes, df, 1, Path::new(PATH))
+    PostingsList::open(bytes, df, |d| d % 1000, Path::new(PATH))
 }
 
-/// Opens with the dictionary's view of the list (df and the term's smallest length).
-fn open_summary<'a>(bytes: &'a [u8], summary: &TermSummary) -> crate::Result<PostingsList<'a>> {
-    PostingsList::open(bytes, summary.df, summary.min_len, Path::new(PATH))
+/// Opens with the dictionary's df and the input's document lengths.
+fn open_summary<'a>(
+    bytes: &'a [u8],
+    summary: &TermSummary,
+    input: &Input,
+) -> crate::Result<PostingsList<'a>> {
+    PostingsList::open(bytes, summary.df, input.doc_len(), Path::new(PATH))
 }
 
 fn simple(docs: Vec<u32>) -> Input {
@@ -149,24 +158,26 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn round_trip_by_advance(input in input_strategy(), prefix in 0..20usize, suffix in 0..20usize) {
-        // Encode after unrelated bytes, read with trailing bytes: both must be harmless.
+    fn round_trip_by_advance(input in input_strategy(), prefix in 0..20usize) {
+        // Encode after unrelated bytes (the writer appends to a shared buffer).
         let mut out = vec![0xAB; prefix];
         let summary = PostingsWriter::new()
             .encode(&input.docs, &input.tfs, input.doc_len(), &mut out);
         let list_len = out.len() - prefix;
-        out.extend(std::iter::repeat_n(0xCD, suffix));
 
         let metas = input.block_metas();
         prop_assert_eq!(summary, TermSummary {
             df: input.docs.len() as u32,
-            max_tf: metas.iter().map(|m| m.1).max().unwrap(),
-            min_len: metas.iter().map(|m| m.2).min().unwrap(),
             byte_len: list_len as u32,
         });
 
-        let list = open_summary(&out[prefix..], &summary).unwrap();
+        let list = open_summary(&out[prefix..], &summary, &input).unwrap();
         prop_assert_eq!(list.byte_len(), list_len);
+        // The term's bounds: the blocks' (as the cursor reports them) combined.
+        prop_assert_eq!(list.max_tf(), metas.iter().map(|m| m.1).max().unwrap());
+        prop_assert_eq!(list.min_len(), metas.iter().map(|m| m.2).min().unwrap());
+        prop_assert!(list.max_tf() >= *input.tfs.iter().max().unwrap());
+        prop_assert!(list.min_len() <= *input.lens.iter().min().unwrap());
         prop_assert_eq!(list.n_blocks(), metas.len());
         let expected: Vec<_> = input.docs.iter().copied().zip(input.tfs.iter().copied()).collect();
         prop_assert_eq!(drain(&list), expected);
@@ -194,7 +205,7 @@ proptest! {
         raw_ops in vec((0..4u8, any::<u32>()), 0..200),
     ) {
         let (bytes, summary) = encode(&input);
-        let list = open_summary(&bytes, &summary).unwrap();
+        let list = open_summary(&bytes, &summary, &input).unwrap();
         let metas = input.block_metas();
         let n = input.docs.len();
         let last = *input.docs.last().unwrap();
@@ -261,7 +272,7 @@ proptest! {
         }
         let mut targets = targets;
         targets.sort_unstable();
-        if let Ok(list) = open_summary(&bytes, &summary) {
+        if let Ok(list) = open_summary(&bytes, &summary, &input) {
             exercise(&list, &targets);
         }
     }
@@ -285,23 +296,35 @@ fn every_truncation_is_rejected() {
     let (bytes, summary) = encode(&input);
     for len in 0..bytes.len() {
         assert!(
-            open_summary(&bytes[..len], &summary).is_err(),
+            open_summary(&bytes[..len], &summary, &input).is_err(),
             "accepted a list cut to {len} of {} bytes",
             bytes.len()
         );
     }
-    assert!(open_summary(&bytes, &summary).is_ok());
+    assert!(open_summary(&bytes, &summary, &input).is_ok());
+}
+
+#[test]
+fn bytes_after_the_list_are_rejected() {
+    // The dictionary gives each list's exact length: anything after it is damage.
+    for n in [1u32, 5, 128, 256, 300] {
+        let input = simple((0..n).map(|i| i * 4).collect());
+        let (mut bytes, summary) = encode(&input);
+        bytes.push(0);
+        assert!(
+            open_summary(&bytes, &summary, &input).is_err(),
+            "accepted a trailing byte after {n} postings"
+        );
+    }
 }
 
 #[test]
 fn wrong_df_is_rejected_or_harmless() {
     let input = simple((0..300).collect());
     let (bytes, _) = encode(&input);
-    // Full blocks' headers are checked when decoded, not at open: a df that makes the
-    // list end on a full-block boundary (256) can only be caught by decoding. Either way
-    // the cursor never yields more than df postings, nor panics.
-    // A df under 128 reads the start of the bytes as a short list (no skip table) and may
-    // decode: harmless too.
+    // A wrong df changes where the skip table ends and how the blocks are cut, so open
+    // rejects it; where the bytes happen to parse anyway the cursor still never yields
+    // more than df postings, nor panics.
     for df in [0, 255, 257, 299, 301, 384, u32::MAX] {
         assert!(open(&bytes, df).is_err(), "accepted df {df}");
     }
@@ -312,84 +335,71 @@ fn wrong_df_is_rejected_or_harmless() {
     }
 }
 
-/// A full block's header is checked when the block is decoded (open reads only the skip
-/// table): a bad one ends the cursor there, so the list yields fewer than df postings,
-/// which `check_index` reports.
-fn assert_bad_block_ends_cursor(bytes: &[u8], df: u32, what: &str) {
-    let list = open(bytes, df).expect("open reads only the skip table");
-    let mut cursor = list.cursor();
-    assert_eq!(cursor.doc(), TERMINATED, "{what}: decoded a bad block");
-    assert_eq!(cursor.seek(5), TERMINATED, "{what}");
-    assert!(drain(&list).is_empty(), "{what}");
+/// The byte range of skip entry `block`.
+fn entry_at(block: usize) -> std::ops::Range<usize> {
+    block * SKIP_ENTRY_LEN..(block + 1) * SKIP_ENTRY_LEN
 }
 
+fn set_last_doc(bytes: &mut [u8], block: usize, value: u32) {
+    bytes[entry_at(block)][..4].copy_from_slice(&value.to_le_bytes());
+}
+
+fn last_doc(bytes: &[u8], block: usize) -> u32 {
+    u32::from_le_bytes(bytes[entry_at(block)][..4].try_into().unwrap())
+}
+
+/// Skip entry bytes after the last doc.
+const DOC_BITS: usize = 4;
+const TF_BITS: usize = 5;
+const MAX_TF_CODE: usize = 6;
+
 #[test]
-fn bits_above_32_end_the_cursor() {
+fn bit_widths_above_32_are_rejected_at_open() {
     let input = simple((0..128).map(|i| i * 1000).collect());
     let (bytes, summary) = encode(&input);
-    let header = SKIP_ENTRY_LEN; // one block: the skip table is one entry
-    for (offset, what) in [(0, "doc_bits"), (1, "tf_bits")] {
+    for (at, what) in [(DOC_BITS, "doc_bits"), (TF_BITS, "tf_bits")] {
         let mut bad = bytes.clone();
-        bad[header + offset] = 33;
-        assert_bad_block_ends_cursor(&bad, summary.df, what);
+        bad[at] = 33;
+        let err = open_summary(&bad, &summary, &input).unwrap_err();
+        assert!(err.to_string().contains("bit widths"), "{what}: {err}");
     }
 }
 
 #[test]
-fn bit_widths_disagreeing_with_block_length_end_the_cursor() {
+fn bit_widths_disagreeing_with_the_bytes_are_rejected() {
+    // One full block: one bit narrower leaves 16 bytes over, one wider needs 16 more.
     let input = simple((0..128).map(|i| i * 1000).collect());
-    let (mut bytes, summary) = encode(&input);
-    bytes[SKIP_ENTRY_LEN] -= 1; // doc_bits one narrower than the bytes that follow
-    assert_bad_block_ends_cursor(&bytes, summary.df, "narrow doc_bits");
-}
-
-fn set_entry_field(bytes: &mut [u8], block: usize, field: usize, value: u32) {
-    let at = block * SKIP_ENTRY_LEN + 4 * field;
-    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
-}
-
-fn entry_field(bytes: &[u8], block: usize, field: usize) -> u32 {
-    let at = block * SKIP_ENTRY_LEN + 4 * field;
-    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
-}
-
-#[test]
-fn block_end_beyond_slice_is_rejected() {
-    let input = simple((0..200).collect());
-    let (mut bytes, summary) = encode(&input);
-    let data_len = (bytes.len() - 2 * SKIP_ENTRY_LEN) as u32;
-    set_entry_field(&mut bytes, 1, 1, data_len + 1);
+    let (bytes, summary) = encode(&input);
+    let mut narrow = bytes.clone();
+    narrow[DOC_BITS] -= 1;
     assert!(matches!(
-        open_summary(&bytes, &summary),
+        open_summary(&narrow, &summary, &input),
+        Err(Error::Corrupt { .. })
+    ));
+    let mut wide = bytes.clone();
+    wide[DOC_BITS] += 1;
+    assert!(matches!(
+        open_summary(&wide, &summary, &input),
         Err(Error::Truncated {
             what: "postings block",
             ..
         })
     ));
-    set_entry_field(&mut bytes, 0, 1, u32::MAX);
-    assert!(open_summary(&bytes, &summary).is_err());
-}
-
-#[test]
-fn non_monotone_block_end_is_rejected() {
-    let input = simple((0..300).collect());
+    // Two full blocks and a tail: a wider first block moves where the tail starts.
+    let input = simple((0..300).map(|i| i * 3).collect());
     let (mut bytes, summary) = encode(&input);
-    let end1 = entry_field(&bytes, 1, 1);
-    set_entry_field(&mut bytes, 2, 1, end1 - 1);
-    assert!(matches!(
-        open_summary(&bytes, &summary),
-        Err(Error::Corrupt { .. })
-    ));
+    bytes[entry_at(0)][TF_BITS] += 1;
+    assert!(open_summary(&bytes, &summary, &input).is_err());
 }
 
 #[test]
 fn non_monotone_last_doc_is_rejected() {
     let input = simple((0..256).map(|i| i * 10).collect());
     let (mut bytes, summary) = encode(&input);
-    let last0 = entry_field(&bytes, 0, 0);
+    let last0 = last_doc(&bytes, 0);
     for bad in [last0, last0 - 1, last0 + 127] {
-        set_entry_field(&mut bytes, 1, 0, bad);
-        let err = open_summary(&bytes, &summary).unwrap_err();
+        set_last_doc(&mut bytes, 1, bad);
+        let err = open_summary(&bytes, &summary, &input).unwrap_err();
         assert!(
             matches!(err, Error::Corrupt { .. }),
             "last_doc {bad}: {err}"
@@ -402,48 +412,42 @@ fn terminated_as_last_doc_is_rejected() {
     // Two full blocks and a tail: the tail's skip entry claims the last doc is TERMINATED.
     let input = simple((0..300).map(|i| i * 2).collect());
     let (mut bytes, summary) = encode(&input);
-    set_entry_field(&mut bytes, 2, 0, TERMINATED);
-    assert!(open_summary(&bytes, &summary).is_err());
+    set_last_doc(&mut bytes, 2, TERMINATED);
+    assert!(open_summary(&bytes, &summary, &input).is_err());
 }
 
 #[test]
 fn zero_max_tf_is_rejected() {
     let input = simple((0..300).map(|i| i * 2).collect());
     let (mut bytes, summary) = encode(&input);
-    set_entry_field(&mut bytes, 0, 2, 0);
-    assert!(open_summary(&bytes, &summary).is_err());
+    bytes[entry_at(0)][MAX_TF_CODE] = 0;
+    let err = open_summary(&bytes, &summary, &input).unwrap_err();
+    assert!(err.to_string().contains("max tf is 0"), "{err}");
 }
 
 #[test]
-fn tail_with_trailing_or_missing_bytes_is_rejected() {
+fn a_tail_one_byte_short_is_rejected() {
     let input = simple((0..300).map(|i| i * 3).collect());
     let (bytes, summary) = encode(&input);
-    let end = entry_field(&bytes, 2, 1);
-    // One byte too long (a stray zero inside the block's range).
-    let mut longer = bytes.clone();
-    longer.push(0);
-    set_entry_field(&mut longer, 2, 1, end + 1);
-    assert!(open_summary(&longer, &summary).is_err());
-    // One byte too short.
     let mut shorter = bytes.clone();
-    set_entry_field(&mut shorter, 2, 1, end - 1);
-    assert!(open_summary(&shorter, &summary).is_err());
+    shorter.pop();
+    assert!(open_summary(&shorter, &summary, &input).is_err());
 }
 
 #[test]
-fn a_short_list_has_no_skip_entry_and_rejects_bad_varints() {
+fn a_short_list_has_no_skip_entry_and_exact_bounds() {
     let input = simple(vec![3, 7, 20]);
     let (bytes, summary) = encode(&input);
-    let list = open_summary(&bytes, &summary).unwrap();
+    let list = open_summary(&bytes, &summary, &input).unwrap();
     assert!(list.is_short());
     assert_eq!(list.byte_len(), bytes.len());
+    // Exact, not coded: computed from the postings and the lengths at open.
+    assert_eq!((list.max_tf(), list.min_len()), (3, 100));
     let mut cursor = list.cursor();
     assert_eq!((cursor.block_last_doc(), cursor.block_max_tf()), (20, 3));
-    assert_eq!(cursor.block_min_len(), summary.min_len);
+    assert_eq!(cursor.block_min_len(), 100);
     assert_eq!(cursor.seek(8), 20);
-    // Cut inside the last varint.
-    assert!(open_summary(&bytes[..bytes.len() - 1], &summary).is_err());
-    // A gap that would reach TERMINATED.
+    // One posting: a gap that would reach TERMINATED.
     let mut huge = Vec::new();
     crate::varint::write(&mut huge, u32::MAX);
     crate::varint::write(&mut huge, 0);
@@ -451,24 +455,18 @@ fn a_short_list_has_no_skip_entry_and_rejects_bad_varints() {
 }
 
 #[test]
-fn worked_example_from_module_docs() {
+fn worked_example_from_the_format_docs() {
     let input = Input {
         docs: vec![3, 7],
         tfs: vec![1, 2],
         lens: vec![10, 4],
     };
     let (bytes, summary) = encode(&input);
-    // Shorter than a block: no skip table, the tail's varint pairs alone.
-    assert_eq!(bytes, [3, 0, 3, 1]);
-    assert_eq!(
-        summary,
-        TermSummary {
-            df: 2,
-            max_tf: 2,
-            min_len: 4,
-            byte_len: 4
-        }
-    );
+    // Shorter than a block: no skip table; gaps 3, 3 at 2 bits, tf - 1 = 0, 1 at 1 bit.
+    assert_eq!(bytes, [2, 1, 0b0010_1111]);
+    assert_eq!(summary, TermSummary { df: 2, byte_len: 3 });
+    let list = open_summary(&bytes, &summary, &input).unwrap();
+    assert_eq!((list.max_tf(), list.min_len()), (2, 4));
 }
 
 #[test]
@@ -487,7 +485,7 @@ fn extreme_doc_ids_round_trip() {
     ] {
         let input = simple(docs);
         let (bytes, summary) = encode(&input);
-        let list = open_summary(&bytes, &summary).unwrap();
+        let list = open_summary(&bytes, &summary, &input).unwrap();
         let expected: Vec<_> = input.docs.iter().copied().zip(input.tfs.clone()).collect();
         assert_eq!(drain(&list), expected);
         let mut cursor = list.cursor();
@@ -506,8 +504,8 @@ fn huge_tfs_round_trip() {
     input.tfs[150] = u32::MAX;
     input.tfs[3] = 1 << 31;
     let (bytes, summary) = encode(&input);
-    assert_eq!(summary.max_tf, u32::MAX);
-    let list = open_summary(&bytes, &summary).unwrap();
+    let list = open_summary(&bytes, &summary, &input).unwrap();
+    assert_eq!(list.max_tf(), u32::MAX);
     let tfs: Vec<u32> = drain(&list).into_iter().map(|p| p.1).collect();
     assert_eq!(tfs, input.tfs);
 }
@@ -519,10 +517,10 @@ fn dense_block_packs_to_zero_bits() {
     let (bytes, summary) = encode(&input);
     assert_eq!(
         bytes.len(),
-        SKIP_ENTRY_LEN + 2,
-        "0-bit gaps and tfs: header only"
+        SKIP_ENTRY_LEN,
+        "0-bit gaps and tfs: the skip entry alone"
     );
-    let list = open_summary(&bytes, &summary).unwrap();
+    let list = open_summary(&bytes, &summary, &input).unwrap();
     let expected: Vec<_> = (0..128).map(|d| (d, 1)).collect();
     assert_eq!(drain(&list), expected);
 }
@@ -540,11 +538,8 @@ fn wrapping_gaps_in_crafted_block_are_harmless() {
     let bitpacker = BitPacker4x::new();
     let mut packed = [0u8; 4 * BLOCK_LEN];
     let n = bitpacker.compress(&gaps, &mut packed, 32);
-    let mut bytes = Vec::new();
-    for v in [127u32, (2 + n) as u32, 1, 1] {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    bytes.extend_from_slice(&[32, 0]);
+    let mut bytes = 127u32.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&[32, 0, 1, 1]); // widths 32 and 0, max tf 1, min length 1
     bytes.extend_from_slice(&packed[..n]);
 
     let list = open(&bytes, 128).expect("the skip entry and lengths are consistent");
@@ -563,9 +558,9 @@ fn block_contradicting_its_skip_entry_exhausts_the_cursor() {
     let input = simple((0..256).map(|i| i * 4).collect());
     let (mut bytes, summary) = encode(&input);
     // Block 0 claims to end one doc later than it does; still leaves room for block 1.
-    let last0 = entry_field(&bytes, 0, 0);
-    set_entry_field(&mut bytes, 0, 0, last0 + 1);
-    let list = open_summary(&bytes, &summary).unwrap();
+    let last0 = last_doc(&bytes, 0);
+    set_last_doc(&mut bytes, 0, last0 + 1);
+    let list = open_summary(&bytes, &summary, &input).unwrap();
     assert_eq!(list.cursor().doc(), TERMINATED);
     exercise(&list, &[0, 10, 600, 2000]);
 }
@@ -574,7 +569,7 @@ fn block_contradicting_its_skip_entry_exhausts_the_cursor() {
 fn shallow_seek_moves_only_the_block_pointer() {
     let input = simple((0..1000).map(|i| i * 2).collect());
     let (bytes, summary) = encode(&input);
-    let list = open_summary(&bytes, &summary).unwrap();
+    let list = open_summary(&bytes, &summary, &input).unwrap();
     let mut cursor = list.cursor();
     cursor.shallow_seek(2 * 300);
     assert_eq!(

@@ -1,20 +1,14 @@
-//! Encodes one term's postings into the layout described in the module docs.
+//! Encodes postings lists (layout: docs/FORMAT.md, "Postings").
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED};
-use crate::varint;
+use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED, bound_code, tail};
 
-/// What the term dictionary keeps about one encoded list: enough to open it and to bound
-/// the term's BM25 score over the whole list.
+/// What the term dictionary keeps about one encoded list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TermSummary {
     /// Number of postings (documents containing the term).
     pub(crate) df: u32,
-    /// Largest term frequency in the list.
-    pub(crate) max_tf: u32,
-    /// Smallest document length among the list's documents.
-    pub(crate) min_len: u32,
     /// Bytes the list occupies (skip table and block data).
     pub(crate) byte_len: u32,
 }
@@ -34,7 +28,7 @@ impl PostingsWriter {
     }
 
     /// Appends one postings list to `out` and returns its summary. `doc_len(doc)` gives the
-    /// length (in tokens) of `doc`; it is called once per posting.
+    /// length (in tokens) of `doc`, for the block bounds of lists with a skip table.
     ///
     /// # Panics
     ///
@@ -63,14 +57,7 @@ impl PostingsWriter {
         if skipped {
             out.resize(list_start + n_blocks * SKIP_ENTRY_LEN, 0);
         }
-        let data_start = out.len();
 
-        let mut summary = TermSummary {
-            df,
-            max_tf: 0,
-            min_len: u32::MAX,
-            byte_len: 0,
-        };
         let mut prev_last: Option<u32> = None;
         let mut packed = [0u8; 4 * BLOCK_LEN]; // 128 values at up to 32 bits
         let mut tf_minus_1 = [0u32; BLOCK_LEN];
@@ -92,18 +79,19 @@ impl PostingsWriter {
                 assert!(tf >= 1, "tf must be at least 1 (doc {doc})");
                 next_min = u64::from(doc) + 1;
                 max_tf = max_tf.max(tf);
-                min_len = min_len.min(doc_len(doc));
+                if skipped {
+                    min_len = min_len.min(doc_len(doc));
+                }
                 tf_minus_1[j] = tf - 1;
             }
             let last_doc = *block_docs.last().expect("chunks are non-empty");
 
+            let (mut doc_bits, mut tf_bits) = (0, 0);
             if block_docs.len() == BLOCK_LEN {
-                let doc_bits = self
+                doc_bits = self
                     .bitpacker
                     .num_bits_strictly_sorted(prev_last, block_docs);
-                let tf_bits = self.bitpacker.num_bits(&tf_minus_1);
-                out.push(doc_bits);
-                out.push(tf_bits);
+                tf_bits = self.bitpacker.num_bits(&tf_minus_1);
                 let n = self.bitpacker.compress_strictly_sorted(
                     prev_last,
                     block_docs,
@@ -114,30 +102,25 @@ impl PostingsWriter {
                 let n = self.bitpacker.compress(&tf_minus_1, &mut packed, tf_bits);
                 out.extend_from_slice(&packed[..n]);
             } else {
-                let mut next = prev_last.map_or(0, |d| d + 1); // d < u32::MAX: no overflow
-                for (&doc, &tf) in block_docs.iter().zip(&tf_minus_1) {
-                    varint::write(out, doc - next);
-                    varint::write(out, tf);
-                    next = doc + 1;
-                }
+                tail::encode(out, prev_last, block_docs, &tf_minus_1[..block_docs.len()]);
             }
 
-            let end = u32::try_from(out.len() - data_start).expect("postings list under 4 GiB");
             if skipped {
-                let entry = list_start + block * SKIP_ENTRY_LEN;
-                for (k, field) in [last_doc, end, max_tf, min_len].into_iter().enumerate() {
-                    out[entry + 4 * k..entry + 4 * k + 4].copy_from_slice(&field.to_le_bytes());
-                }
+                let at = list_start + block * SKIP_ENTRY_LEN;
+                let entry = &mut out[at..at + SKIP_ENTRY_LEN];
+                entry[..4].copy_from_slice(&last_doc.to_le_bytes());
+                entry[4] = doc_bits;
+                entry[5] = tf_bits;
+                entry[6] = bound_code::ceil(max_tf);
+                entry[7] = bound_code::floor(min_len);
             }
-
-            summary.max_tf = summary.max_tf.max(max_tf);
-            summary.min_len = summary.min_len.min(min_len);
             prev_last = Some(last_doc);
         }
 
-        summary.byte_len =
-            u32::try_from(out.len() - list_start).expect("postings list under 4 GiB");
-        summary
+        TermSummary {
+            df,
+            byte_len: u32::try_from(out.len() - list_start).expect("postings list under 4 GiB"),
+        }
     }
 }
 

@@ -55,8 +55,9 @@ pub(crate) fn top_k(
         let mut lists = Vec::with_capacity(terms.len());
         for (slot, term) in terms.iter().enumerate() {
             if let Some(info) = term.infos[s] {
-                let bound = term.scorer.bound(info.max_tf, info.min_len);
-                lists.push((slot, term.scorer, bound, segment.postings(field, &info)?));
+                let list = segment.postings(field, &info)?;
+                let bound = term.scorer.bound(list.max_tf(), list.min_len());
+                lists.push((slot, term.scorer, bound, list));
             }
         }
         let mut cursors: Vec<TermCursor<'_>> = lists

@@ -177,8 +177,6 @@ fn encode_field(chunks: Vec<Vec<(String, TermPostings)>>, lens: &[u32]) -> (Vec<
                 postings_offset: offset,
                 postings_len: summary.byte_len,
                 df: summary.df,
-                max_tf: summary.max_tf,
-                min_len: summary.min_len,
             },
         );
     }

@@ -174,20 +174,21 @@ pub(crate) struct LengthTable<'a> {
 }
 
 impl LengthTable<'_> {
-    /// The length of document `doc`, which must be below the segment's document count.
+    /// The length of document `doc`; 0 for a doc past the segment's end (only a crafted
+    /// postings list names one, and any length keeps it harmless).
     #[inline]
     pub(crate) fn get(&self, doc: u32) -> u32 {
         let i = doc as usize;
         match self.width {
-            1 => u32::from(self.bytes[i]),
-            2 => u32::from(u16::from_le_bytes([
-                self.bytes[2 * i],
-                self.bytes[2 * i + 1],
-            ])),
-            _ => {
-                let b = &self.bytes[4 * i..4 * i + 4];
-                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-            }
+            1 => self.bytes.get(i).map_or(0, |&b| u32::from(b)),
+            2 => self
+                .bytes
+                .get(2 * i..2 * i + 2)
+                .map_or(0, |b| u32::from(u16::from_le_bytes([b[0], b[1]]))),
+            _ => self
+                .bytes
+                .get(4 * i..4 * i + 4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         }
     }
 }

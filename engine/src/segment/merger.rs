@@ -136,8 +136,6 @@ fn merge_field(
                 postings_offset: offset,
                 postings_len: summary.byte_len,
                 df: summary.df,
-                max_tf: summary.max_tf,
-                min_len: summary.min_len,
             },
         );
     }

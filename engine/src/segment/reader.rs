@@ -131,12 +131,15 @@ impl SegmentReader {
         let start = info.postings_offset;
         let end = start.checked_add(info.postings_len as u64);
         match end {
-            Some(end) if end <= body.len() as u64 => PostingsList::open(
-                &body[start as usize..end as usize],
-                info.df,
-                info.min_len,
-                f.postings_file.path(),
-            ),
+            Some(end) if end <= body.len() as u64 => {
+                let lengths = self.lengths(field);
+                PostingsList::open(
+                    &body[start as usize..end as usize],
+                    info.df,
+                    |doc| lengths.get(doc),
+                    f.postings_file.path(),
+                )
+            }
             _ => Err(Error::Corrupt {
                 path: f.postings_file.path().to_path_buf(),
                 what: "postings location",

@@ -16,7 +16,7 @@ pub(crate) use writer::TermDictWriter;
 /// Terms per front-coded block.
 pub(crate) const BLOCK_TERMS: usize = 32;
 
-/// Where a term's postings are, and the bounds pruning needs.
+/// Where a term's postings are, and how many.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TermInfo {
     /// Byte offset of the postings list in the segment's postings file body.
@@ -24,10 +24,6 @@ pub(crate) struct TermInfo {
     pub postings_len: u32,
     /// Documents in this segment containing the term.
     pub df: u32,
-    /// Largest term frequency in any document (score upper bound, with `min_len`).
-    pub max_tf: u32,
-    /// Smallest document length among documents containing the term.
-    pub min_len: u32,
 }
 
 #[cfg(test)]
@@ -46,8 +42,6 @@ mod tests {
                 postings_offset: offset,
                 postings_len: 10 + i as u32 * 3,
                 df: i as u32 + 1,
-                max_tf: (i as u32 % 5) + 1,
-                min_len: 100 - i as u32 % 50,
             };
             offset += info.postings_len as u64;
             w.push(t.as_bytes(), info);

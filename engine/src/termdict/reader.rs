@@ -177,8 +177,6 @@ impl<'a> BlockWalker<'a> {
                 postings_offset: 0,
                 postings_len: 0,
                 df: 0,
-                max_tf: 0,
-                min_len: 0,
             },
             postings,
         }
@@ -212,13 +210,11 @@ impl<'a> BlockWalker<'a> {
             self.term.extend_from_slice(suffix);
         }
         let mut read = || varint::read(bytes, &mut self.pos).ok_or(());
-        let (df, postings_len, max_tf, min_len) = (read()?, read()?, read()?, read()?);
+        let (df, postings_len) = (read()?, read()?);
         self.info = TermInfo {
             postings_offset: self.postings,
             postings_len,
             df,
-            max_tf,
-            min_len,
         };
         self.postings = self.postings.saturating_add(postings_len as u64);
         self.done += 1;

@@ -10,7 +10,7 @@ use crate::varint;
 /// n_blocks × (head_end u32, data_end u32, postings_offset u64)   block table
 /// heads: block i's first term is bytes [head_end(i-1), head_end(i))
 /// data:  block i's entries are bytes [data_end(i-1), data_end(i)); per term, varints
-///        shared, suffix_len, suffix bytes, df, postings_len, max_tf, min_len
+///        shared, suffix_len, suffix bytes, df, postings_len
 ///        (the first entry of a block has shared = suffix_len = 0: its term is the head)
 /// ```
 #[derive(Default)]
@@ -52,7 +52,7 @@ impl TermDictWriter {
             varint::write(&mut self.data, (term.len() - shared) as u32);
             self.data.extend_from_slice(&term[shared..]);
         }
-        for v in [info.df, info.postings_len, info.max_tf, info.min_len] {
+        for v in [info.df, info.postings_len] {
             varint::write(&mut self.data, v);
         }
         self.last_term.clear();
