@@ -4,7 +4,7 @@
 //! Records are grouped into blocks of about [`BLOCK_TARGET`] bytes, each compressed
 //! with LZ4 (the block format of `lz4_flex`). Fetching one hit decompresses one block:
 //! small blocks keep that cheap, at some cost in ratio (docs/DECISIONS.md, "Stored
-//! fields in 4 KiB LZ4 blocks").
+//! fields in 2 KiB LZ4 blocks").
 //!
 //! Body layout (little-endian): `n u32 | n_blocks u32 | n_blocks × (first_doc u32,
 //! raw_len u32, end u64) | compressed blocks`. Block `b` is bytes `[end(b-1), end(b))`
@@ -19,7 +19,7 @@ use crate::segment::bytes::{ByteReader, u32_at, u64_at};
 use crate::varint;
 
 /// A block is closed once its records reach this many bytes (before compression).
-pub(crate) const BLOCK_TARGET: usize = 4096;
+pub(crate) const BLOCK_TARGET: usize = 2048;
 
 /// Bytes of one block table entry.
 const ENTRY_LEN: usize = 16;
@@ -224,10 +224,14 @@ impl StoreReader {
         };
         let mut raw = Vec::new();
         let block = self.decompress(body, b, &mut raw)?;
-        let mut records = Records::new(self, &raw, b, block.first_doc);
-        for _ in block.first_doc..doc {
-            records.skip_record()?;
-        }
+        let skip = 2 * (doc - block.first_doc) as usize; // id and title per record
+        let at = skip_fields(&raw, skip).ok_or_else(|| {
+            self.corrupt(format!(
+                "block {b}: the records before document {doc} run past the block"
+            ))
+        })?;
+        let mut records = Records::new(self, &raw, b, doc);
+        records.pos = at;
         let (id, title) = records.next_record()?;
         Ok(StoredDoc {
             id: id.to_string(),
@@ -261,6 +265,18 @@ impl StoreReader {
     }
 }
 
+/// The position after the first `fields` length-prefixed fields of `raw`, their text
+/// unchecked (a fetch reads one record of its block; the others are checked when they are
+/// read, and by every scan); `None` if they run past the end.
+fn skip_fields(raw: &[u8], fields: usize) -> Option<usize> {
+    let mut pos = 0usize;
+    for _ in 0..fields {
+        let len = varint::read(raw, &mut pos)? as usize;
+        pos = pos.checked_add(len).filter(|&p| p <= raw.len())?;
+    }
+    Some(pos)
+}
+
 /// Walks the records of one decompressed block.
 struct Records<'r, 'a> {
     store: &'r StoreReader,
@@ -286,15 +302,6 @@ impl<'r, 'a> Records<'r, 'a> {
         let title = self.field("title")?;
         self.doc += 1;
         Ok((id, title))
-    }
-
-    /// Passes over a record without checking its text (a fetch reads one record of its
-    /// block; the others are checked when they are read, and by every scan).
-    fn skip_record(&mut self) -> Result<()> {
-        self.field_bytes("id")?;
-        self.field_bytes("title")?;
-        self.doc += 1;
-        Ok(())
     }
 
     fn field(&mut self, name: &str) -> Result<&'a str> {
