@@ -28,8 +28,23 @@ fn zipf_word(u: f64) -> &'static str {
     VOCAB[VOCAB.len() - 1]
 }
 
+/// One document's words: mostly short (0–39 words), sometimes long (64–300 words) or with
+/// one word repeated 64–150 times, so lengths and tfs reach past 63, where the skip
+/// table's one-byte bound codes stop being exact (a wrongly rounded code must fail here).
+fn document_words() -> impl Strategy<Value = Vec<f64>> {
+    prop_oneof![
+        8 => prop::collection::vec(0.0f64..1.0, 0..40),
+        1 => prop::collection::vec(0.0f64..1.0, 64..300),
+        1 => (0.0f64..1.0, 64usize..150, prop::collection::vec(0.0f64..1.0, 0..20))
+            .prop_map(|(u, n, mut rest)| {
+                rest.extend(std::iter::repeat_n(u, n));
+                rest
+            }),
+    ]
+}
+
 fn corpus() -> impl Strategy<Value = Vec<Document>> {
-    prop::collection::vec(prop::collection::vec(0.0f64..1.0, 0..40), 1..900).prop_map(|docs| {
+    prop::collection::vec(document_words(), 1..900).prop_map(|docs| {
         docs.into_iter()
             .enumerate()
             .map(|(i, words)| {
@@ -151,5 +166,54 @@ fn invalid_bm25_parameters_are_refused() {
             index.searcher().search("x", &opts),
             Err(heddle::Error::InvalidArgument(_))
         ));
+    }
+}
+
+/// A document of `tf` × "alpha" padded with "pad" to `len` words.
+fn padded(id: usize, tf: usize, len: usize) -> Document {
+    let mut words = vec!["alpha"; tf];
+    words.resize(len, "pad");
+    Document::new(format!("q{id}"), "", words.join(" "))
+}
+
+/// The skip table stores a block's largest tf and smallest length as one-byte codes that
+/// are exact only below 64 (then 97, 103, …). Two blocks of "alpha": the first's best
+/// document sets θ between what the second block's best document scores and what a
+/// wrongly rounded code would let the second block promise. Rounding the smallest length
+/// up (100 → 103) or the largest tf down (100 → 97) skips the second block and loses
+/// the true top hit; the right rounding keeps it.
+#[test]
+fn quantized_block_bounds_never_prune_a_better_document() {
+    // By length: doc 0 has length 101 (θ), doc 200 length 100 (the answer), the rest 200.
+    let by_length: Vec<Document> = (0..256)
+        .map(|i| match i {
+            0 => padded(i, 1, 101),
+            200 => padded(i, 1, 100),
+            _ => padded(i, 1, 200),
+        })
+        .collect();
+    // By tf: doc 0 has tf 99 (θ), doc 200 tf 100 (the answer), the rest tf 1; all 300 long.
+    let by_tf: Vec<Document> = (0..256)
+        .map(|i| match i {
+            0 => padded(i, 99, 300),
+            200 => padded(i, 100, 300),
+            _ => padded(i, 1, 300),
+        })
+        .collect();
+    for docs in [by_length, by_tf] {
+        check(&docs, 1, &["alpha".to_string()], 1, Bm25Params::default());
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::create(dir.path(), IndexSettings::default()).unwrap();
+        let mut writer = index.writer().unwrap();
+        for d in &docs {
+            writer.add(d.clone()).unwrap();
+        }
+        writer.commit().unwrap();
+        let opts = SearchOptions {
+            k: 1,
+            ..Default::default()
+        };
+        let hits = index.searcher().search("alpha", &opts).unwrap();
+        assert_eq!(hits[0].id, "q200", "the second block's best document");
     }
 }
