@@ -101,8 +101,9 @@ fn check_structures(dir: &Path, reader: &SegmentReader, report: &mut CheckReport
                     continue;
                 }
             };
+            let lengths = reader.lengths(field);
             let mut cursor = list.cursor();
-            let (mut count, mut last) = (0u32, None);
+            let (mut count, mut last, mut bounds_ok) = (0u32, None, true);
             while cursor.doc() != TERMINATED {
                 let doc = cursor.doc();
                 if doc >= meta.doc_count || last.is_some_and(|l| doc <= l) {
@@ -114,6 +115,24 @@ fn check_structures(dir: &Path, reader: &SegmentReader, report: &mut CheckReport
                         format!("doc {doc} out of order or range"),
                     ));
                     break;
+                }
+                // The skip table's bounds must hold for every posting, or pruning could
+                // drop a document the exhaustive path would rank.
+                let (tf, len) = (cursor.tf(), lengths.get(doc));
+                if bounds_ok && (tf > cursor.block_max_tf() || len < cursor.block_min_len()) {
+                    bounds_ok = false; // one report per list
+                    report.problems.push(corrupt(
+                        dir,
+                        meta,
+                        field,
+                        term,
+                        format!(
+                            "doc {doc} (tf {tf}, length {len}) exceeds its block's bounds \
+                             (max tf {}, min length {})",
+                            cursor.block_max_tf(),
+                            cursor.block_min_len()
+                        ),
+                    ));
                 }
                 last = Some(doc);
                 count += 1;
@@ -146,5 +165,66 @@ fn corrupt(
         path: dir.join(SegmentComponent::Postings(field).file_name(&meta.name)),
         what: "postings list",
         detail: format!("term {:?}: {detail}", String::from_utf8_lossy(term)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AnalyzerConfig, Document, Index, IndexSettings};
+
+    /// An index of one segment whose only term, "alpha", has two full blocks; doc 5 has
+    /// tf 4 and length 4, every other doc tf 1 and length 1.
+    fn one_term_index() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = IndexSettings {
+            analyzer: AnalyzerConfig::plain(),
+            ..Default::default()
+        };
+        let index = Index::create(dir.path(), settings).unwrap();
+        let mut writer = index.writer().unwrap();
+        for i in 0..256 {
+            let text = if i == 5 {
+                "alpha alpha alpha alpha"
+            } else {
+                "alpha"
+            };
+            writer
+                .add(Document::new(format!("d{i}"), "", text))
+                .unwrap();
+        }
+        writer.commit().unwrap();
+        let post = dir.path().join("seg-000001.flat.post");
+        (dir, post)
+    }
+
+    /// Rewrites byte `at` of a file's body and reseals it (a valid checksum).
+    fn reseal_with(path: &Path, at: usize, value: u8) {
+        let file = std::fs::read(path).unwrap();
+        let mut body = footer::verify(path, &file).unwrap().to_vec();
+        body[at] = value;
+        std::fs::write(path, footer::sealed(body)).unwrap();
+    }
+
+    #[test]
+    fn block_bounds_below_a_posting_are_reported() {
+        let (dir, post) = one_term_index();
+        assert!(check_index(dir.path()).is_ok());
+        // Skip entry 0 (bytes 0..8 of the only list): max tf code 1 < doc 5's tf 4.
+        reseal_with(&post, 6, 1);
+        let report = check_index(dir.path());
+        assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+        let msg = report.problems[0].to_string();
+        assert!(msg.contains("exceeds its block's bounds"), "{msg}");
+
+        let (dir, post) = one_term_index();
+        // Min length code 2 > every length-1 doc of block 0.
+        reseal_with(&post, 7, 2);
+        let report = check_index(dir.path());
+        assert!(
+            report.problems[0].to_string().contains("min length 2"),
+            "{:?}",
+            report.problems
+        );
     }
 }

@@ -75,6 +75,28 @@ impl Manifest {
                 found: manifest.format_version,
             });
         }
+        let bad = |detail: String| Error::Manifest {
+            path: path.to_path_buf(),
+            detail,
+        };
+        // Every segment indexes the index's fields, flat first: merges and commits build
+        // each new segment's files for exactly these fields from every source segment.
+        if manifest.fields.first() != Some(&Field::Flat) {
+            return Err(bad(format!(
+                "fields {:?} do not start with flat",
+                manifest.fields
+            )));
+        }
+        if let Some(s) = manifest
+            .segments
+            .iter()
+            .find(|s| s.fields != manifest.fields)
+        {
+            return Err(bad(format!(
+                "segment {} indexes {:?}, the index {:?}",
+                s.name, s.fields, manifest.fields
+            )));
+        }
         Ok(manifest)
     }
 
@@ -89,5 +111,44 @@ impl Manifest {
         bytes.push(b'\n');
         footer::append_footer(&mut bytes);
         atomic_replace(dir, MANIFEST_FILE, &bytes, || after_tmp(dir))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::FieldCounts;
+    use crate::segment::SegmentMeta;
+
+    fn body_of(manifest: &Manifest) -> Vec<u8> {
+        serde_json::to_vec(manifest).unwrap()
+    }
+
+    #[test]
+    fn segments_must_index_the_index_fields_flat_first() {
+        let mut m = Manifest::new(AnalyzerConfig::plain(), false);
+        m.segments.push(SegmentMeta {
+            name: "seg-000001".into(),
+            doc_count: 3,
+            fields: vec![Field::Flat],
+            tokens: FieldCounts::default(),
+            terms: FieldCounts::default(),
+            deletes: None,
+        });
+        let path = Path::new("MANIFEST");
+        assert!(Manifest::parse(path, &body_of(&m)).is_ok());
+
+        // The index claims per-field postings its segment does not have: a merge would
+        // ask the segment for lengths it never stored.
+        let mut wider = m.clone();
+        wider.fields = Field::ALL.to_vec();
+        let err = Manifest::parse(path, &body_of(&wider)).unwrap_err();
+        assert!(err.to_string().contains("seg-000001 indexes"), "{err}");
+
+        let mut no_flat = m.clone();
+        no_flat.fields = vec![Field::Title];
+        no_flat.segments[0].fields = vec![Field::Title];
+        let err = Manifest::parse(path, &body_of(&no_flat)).unwrap_err();
+        assert!(err.to_string().contains("do not start with flat"), "{err}");
     }
 }

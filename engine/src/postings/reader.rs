@@ -432,7 +432,7 @@ impl<'a> PostingsCursor<'a> {
             match self.list.data.get(start..start + entry.full_block_len()) {
                 Some(bytes) => {
                     self.decode_full(bytes, entry, prev_last);
-                    self.docs[BLOCK_LEN - 1] == entry.last_doc
+                    self.full_block_is_ordered(prev_last, entry.last_doc)
                 }
                 None => false,
             }
@@ -456,6 +456,18 @@ impl<'a> PostingsCursor<'a> {
         self.idx = 0;
         self.block_len = count;
         self.doc = self.docs[0];
+    }
+
+    /// Whether the decoded full block's doc ids strictly increase from after `prev_last`
+    /// to exactly `last_doc`. Honest blocks always do; crafted 32-bit gaps can wrap around
+    /// u32 and still end at `last_doc`, and a cursor whose doc lies beyond its own block's
+    /// `last_doc` would break every caller's progress argument (pruning's range skip loops
+    /// forever on one). 128 comparisons against a 128-value unpack.
+    fn full_block_is_ordered(&self, prev_last: Option<u32>, last_doc: u32) -> bool {
+        let docs = &self.docs;
+        prev_last.is_none_or(|p| docs[0] > p)
+            && docs.windows(2).all(|w| w[0] < w[1])
+            && docs[BLOCK_LEN - 1] == last_doc
     }
 
     /// Unpacks a full block of `entry`'s widths (at most 32, checked by `open`) from

@@ -99,8 +99,17 @@ fn drain(list: &PostingsList<'_>) -> Vec<(u32, u32)> {
 fn exercise(list: &PostingsList<'_>, targets: &[u32]) {
     let mut cursor = list.cursor();
     let mut steps = 0u32;
+    let mut last = None;
     while cursor.doc() != TERMINATED {
         let _ = (cursor.tf(), cursor.block_max_tf(), cursor.block_min_len());
+        // What pruning's progress rests on: docs strictly increase and never pass the
+        // last doc of the block they are reported in.
+        assert!(last.is_none_or(|l| cursor.doc() > l), "docs went down");
+        assert!(
+            cursor.doc() <= cursor.block_last_doc(),
+            "doc beyond its block"
+        );
+        last = Some(cursor.doc());
         cursor.advance();
         steps += 1;
         assert!(steps <= list.df(), "advance visited more postings than df");
@@ -111,6 +120,10 @@ fn exercise(list: &PostingsList<'_>, targets: &[u32]) {
         let _ = (cursor.block_last_doc(), cursor.block_max_tf());
         let doc = cursor.seek(target);
         assert!(doc >= target, "seek({target}) returned {doc}");
+        assert!(
+            doc == TERMINATED || doc <= cursor.block_last_doc(),
+            "doc beyond its block"
+        );
         let _ = cursor.tf();
     }
 }
@@ -525,30 +538,56 @@ fn dense_block_packs_to_zero_bits() {
     assert_eq!(drain(&list), expected);
 }
 
-/// A block whose 32-bit gaps wrap around u32 and still end at the skip entry's last_doc:
-/// decoded docs are garbage (even `TERMINATED` mid-block), but seek keeps its contract and
-/// every loop ends.
+/// A block whose 32-bit gaps wrap around u32 and still end at the skip entry's last_doc
+/// decodes to doc ids that go down and past `u32::MAX`: the cursor must end there, not
+/// report them. (Reported, it put a cursor beyond its own block's last doc, and
+/// MaxScore's range skip looped forever on such a list.)
 #[test]
-fn wrapping_gaps_in_crafted_block_are_harmless() {
-    let mut gaps = [0u32; BLOCK_LEN];
-    gaps[0] = (1 << 31) - 1; // doc 2^31 - 1
-    gaps[1] = (1 << 31) - 1; // doc u32::MAX (wrapped)
-    gaps[2] = 2; // doc 2 (wrapped past zero)
-    // The rest are 0: docs 3, 4, ..., 127.
+fn a_full_block_whose_gaps_wrap_ends_the_cursor() {
     let bitpacker = BitPacker4x::new();
     let mut packed = [0u8; 4 * BLOCK_LEN];
+    // Alone: docs 2^31 - 1, u32::MAX (wrapped), 2 (past zero), 3, 4, ..., 127.
+    let mut gaps = [0u32; BLOCK_LEN];
+    gaps[0] = (1 << 31) - 1;
+    gaps[1] = (1 << 31) - 1;
+    gaps[2] = 2;
     let n = bitpacker.compress(&gaps, &mut packed, 32);
     let mut bytes = 127u32.to_le_bytes().to_vec();
     bytes.extend_from_slice(&[32, 0, 1, 1]); // widths 32 and 0, max tf 1, min length 1
     bytes.extend_from_slice(&packed[..n]);
-
     let list = open(&bytes, 128).expect("the skip entry and lengths are consistent");
+    assert_eq!(list.cursor().doc(), TERMINATED);
+    assert!(drain(&list).is_empty());
     exercise(&list, &[0, 1, 5, 100, 127, 128, TERMINATED]);
-    let mut cursor = list.cursor();
-    assert_eq!(cursor.seek(3), (1 << 31) - 1);
-    let mut cursor = list.cursor();
-    cursor.advance();
-    assert_eq!(cursor.seek(TERMINATED), TERMINATED);
+
+    // After an honest block: block 1 runs 5000, then wraps to 2^32 - 11, 1, 2, ..., 125,
+    // and ends at its skip entry's 300. The cursor yields block 0 and stops.
+    let input = simple((0..128).collect());
+    let (mut bytes, _) = encode(&input);
+    let mut docs = [0u32; BLOCK_LEN];
+    docs[0] = 5000;
+    docs[1] = u32::MAX - 10;
+    for (i, d) in docs.iter_mut().enumerate().take(127).skip(2) {
+        *d = i as u32 - 1;
+    }
+    docs[127] = 300;
+    let mut gaps = [0u32; BLOCK_LEN];
+    let mut prev = 127u32;
+    for (g, &d) in gaps.iter_mut().zip(&docs) {
+        *g = d.wrapping_sub(prev).wrapping_sub(1);
+        prev = d;
+    }
+    let n = bitpacker.compress(&gaps, &mut packed, 32);
+    let mut list_bytes = bytes[..SKIP_ENTRY_LEN].to_vec(); // block 0's entry
+    list_bytes.extend_from_slice(&300u32.to_le_bytes());
+    list_bytes.extend_from_slice(&[32, 0, 1, 1]);
+    list_bytes.extend_from_slice(&bytes[SKIP_ENTRY_LEN..]); // block 0's data
+    list_bytes.extend_from_slice(&packed[..n]);
+    bytes = list_bytes;
+    let list = open(&bytes, 256).expect("open reads only the skip table of full blocks");
+    let yielded: Vec<u32> = drain(&list).into_iter().map(|p| p.0).collect();
+    assert_eq!(yielded, (0..128).collect::<Vec<_>>());
+    exercise(&list, &[0, 100, 128, 129, 200, 300, 301, TERMINATED]);
 }
 
 /// The skip entry's last_doc disagrees with the packed gaps: the cursor stops at that block

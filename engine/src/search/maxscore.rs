@@ -103,14 +103,22 @@ pub(crate) fn top_k(
                     Err(upto) => checked = Some((upto, theta, essential_from)),
                     Ok(upto) => {
                         // No document up to `upto` can beat the heap: skip the essential
-                        // lists' current blocks without decoding the rest of them.
+                        // lists' current blocks without decoding the rest of them. The
+                        // cursor whose block ends at `upto` is at or before it, so one
+                        // always moves; if none did (only a cursor breaking that
+                        // invariant could), score `doc` the ordinary way rather than
+                        // test the same range again forever.
                         let next = upto.saturating_add(1);
+                        let mut moved = false;
                         for c in &mut cursors[essential_from..] {
                             if c.cursor.doc() <= upto {
                                 c.cursor.seek(next);
+                                moved = true;
                             }
                         }
-                        continue;
+                        if moved {
+                            continue;
+                        }
                     }
                 }
             }

@@ -147,6 +147,12 @@ impl Lengths {
                 tables[f.index()] = Some((at, width));
             }
         }
+        if r.position() != body.len() {
+            return Err(corrupt(format!(
+                "{} bytes after the last table",
+                body.len() - r.position()
+            )));
+        }
         if let Some(missing) = fields.iter().find(|f| tables[f.index()].is_none()) {
             return Err(corrupt(format!(
                 "no length table for the indexed field {}",

@@ -66,9 +66,11 @@ impl SegmentComponent {
 pub struct SegmentMeta {
     pub name: String,
     pub doc_count: u32,
-    /// Fields with a term dictionary and postings in this segment (always `flat`).
+    /// Fields with a term dictionary, postings and lengths in this segment: the index's
+    /// `fields` (checked when the manifest is read).
     pub fields: Vec<Field>,
-    /// Sum of each field's document lengths (for the average document length).
+    /// Sum of each indexed field's document lengths (for the average document length;
+    /// 0 for a field the segment does not index).
     pub tokens: FieldCounts,
     /// Distinct terms of each indexed field (0 for a field not indexed).
     pub terms: FieldCounts,

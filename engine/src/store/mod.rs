@@ -128,9 +128,9 @@ impl StoreReader {
         let data_len = body.len() - data_at;
         for b in 0..blocks {
             let block = reader.block(body, b);
-            let prev = (b > 0).then(|| reader.block(body, b - 1));
-            if block.first_doc != prev.map_or(0, |p| p.end_doc) || block.end_doc <= block.first_doc
-            {
+            // A block's end is the next one's start, so runs are contiguous by
+            // construction: what remains is that they start at 0 and are not empty.
+            if (b == 0 && block.first_doc != 0) || block.end_doc <= block.first_doc {
                 return Err(reader.corrupt(format!(
                     "block {b} holds documents {}..{}",
                     block.first_doc, block.end_doc
@@ -150,6 +150,14 @@ impl StoreReader {
                     block.end - block.start
                 )));
             }
+        }
+        let used = blocks
+            .checked_sub(1)
+            .map_or(0, |last| reader.block(body, last).end);
+        if used != data_len {
+            return Err(reader.corrupt(format!(
+                "blocks end at {used} of {data_len} compressed bytes"
+            )));
         }
         Ok(reader)
     }
@@ -426,6 +434,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn bytes_after_the_last_block_are_corrupt() {
+        let mut body = build(&docs(300));
+        body.push(0);
+        let err = StoreReader::open(Path::new("s"), &body).unwrap_err();
+        assert!(err.to_string().contains("blocks end at"), "{err}");
     }
 
     #[test]
