@@ -217,30 +217,26 @@ impl StoreReader {
         if doc >= self.len {
             return Err(self.corrupt(format!("no document {doc} of {}", self.len)));
         }
-        // The last block whose first document is at or before `doc`.
-        let b = {
-            let (mut lo, mut hi) = (0, self.blocks);
-            while hi - lo > 1 {
-                let mid = (lo + hi) / 2;
-                if self.block(body, mid).first_doc <= doc {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            lo
-        };
+        // The last block whose first document is at or before `doc` (block 0 starts at 0).
+        let table = &body[self.table.0..self.table.1];
+        let b = table
+            .as_chunks::<ENTRY_LEN>()
+            .0
+            .partition_point(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) <= doc)
+            - 1;
         let mut raw = Vec::new();
         let block = self.decompress(body, b, &mut raw)?;
-        let skip = 2 * (doc - block.first_doc) as usize; // id and title per record
-        let at = skip_fields(&raw, skip).ok_or_else(|| {
-            self.corrupt(format!(
-                "block {b}: the records before document {doc} run past the block"
-            ))
-        })?;
-        let mut records = Records::new(self, &raw, b, doc);
-        records.pos = at;
-        let (id, title) = records.next_record()?;
+        // Pass over the records before `doc` (id and title each) without checking their
+        // text: a fetch reads one record of its block; every record is checked by a scan.
+        let mut pos = 0;
+        for _ in 0..2 * (doc - block.first_doc) {
+            next_field(&raw, &mut pos).ok_or_else(|| {
+                self.corrupt(format!(
+                    "block {b}: the records before document {doc} run past the block"
+                ))
+            })?;
+        }
+        let (id, title) = Records::new(self, &raw, b, doc, pos).next_record()?;
         Ok(StoredDoc {
             id: id.to_string(),
             title: title.to_string(),
@@ -257,7 +253,7 @@ impl StoreReader {
         let mut raw = Vec::new();
         for b in 0..self.blocks {
             let block = self.decompress(body, b, &mut raw)?;
-            let mut records = Records::new(self, &raw, b, block.first_doc);
+            let mut records = Records::new(self, &raw, b, block.first_doc, 0);
             for doc in block.first_doc..block.end_doc {
                 let (id, title) = records.next_record()?;
                 f(doc, id, title)?;
@@ -273,16 +269,13 @@ impl StoreReader {
     }
 }
 
-/// The position after the first `fields` length-prefixed fields of `raw`, their text
-/// unchecked (a fetch reads one record of its block; the others are checked when they are
-/// read, and by every scan); `None` if they run past the end.
-fn skip_fields(raw: &[u8], fields: usize) -> Option<usize> {
-    let mut pos = 0usize;
-    for _ in 0..fields {
-        let len = varint::read(raw, &mut pos)? as usize;
-        pos = pos.checked_add(len).filter(|&p| p <= raw.len())?;
-    }
-    Some(pos)
+/// The length-prefixed field at `*pos` of a decompressed block, moving `*pos` past it;
+/// `None` if its length is not a varint or it runs past the block.
+fn next_field<'a>(raw: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
+    let len = varint::read(raw, pos)? as usize;
+    let field = raw.get(*pos..)?.get(..len)?;
+    *pos += len;
+    Some(field)
 }
 
 /// Walks the records of one decompressed block.
@@ -295,13 +288,14 @@ struct Records<'r, 'a> {
 }
 
 impl<'r, 'a> Records<'r, 'a> {
-    fn new(store: &'r StoreReader, raw: &'a [u8], block: usize, first_doc: u32) -> Self {
+    /// The records of block `block` from byte `pos`, where document `doc`'s begins.
+    fn new(store: &'r StoreReader, raw: &'a [u8], block: usize, doc: u32, pos: usize) -> Self {
         Records {
             store,
             raw,
-            pos: 0,
+            pos,
             block,
-            doc: first_doc,
+            doc,
         }
     }
 
@@ -313,32 +307,16 @@ impl<'r, 'a> Records<'r, 'a> {
     }
 
     fn field(&mut self, name: &str) -> Result<&'a str> {
-        let bytes = self.field_bytes(name)?;
-        std::str::from_utf8(bytes).map_err(|e| {
-            self.store.corrupt(format!(
-                "block {}, document {}: {name}: {e}",
-                self.block, self.doc
-            ))
-        })
-    }
-
-    fn field_bytes(&mut self, name: &str) -> Result<&'a [u8]> {
         let (b, doc) = (self.block, self.doc);
-        let len = varint::read(self.raw, &mut self.pos).ok_or_else(|| {
+        let bytes = next_field(self.raw, &mut self.pos).ok_or_else(|| {
+            self.store.corrupt(format!(
+                "block {b}, document {doc}: the {name}'s length is damaged or runs past the block"
+            ))
+        })?;
+        std::str::from_utf8(bytes).map_err(|e| {
             self.store
-                .corrupt(format!("block {b}, document {doc}: bad {name} length"))
-        })? as usize;
-        let bytes = self
-            .raw
-            .get(self.pos..)
-            .and_then(|rest| rest.get(..len))
-            .ok_or_else(|| {
-                self.store.corrupt(format!(
-                    "block {b}, document {doc}: {name} of {len} bytes runs past the block"
-                ))
-            })?;
-        self.pos += len;
-        Ok(bytes)
+                .corrupt(format!("block {b}, document {doc}: {name}: {e}"))
+        })
     }
 }
 
