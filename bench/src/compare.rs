@@ -90,7 +90,7 @@ pub struct CompareArgs {
 
 /// Runs the comparison; prints as it goes and returns the report.
 pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
-    let load_start = report::load_average();
+    let load_start = heddle_eval::bench::probe::load_average();
     // 1. Indexes.
     let Prepared {
         corpus,

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use heddle_eval::bench::report::format::{kib, micros, rate};
-use heddle_eval::bench::report::{BenchReport, LadderRule};
+use heddle_eval::bench::report::{BenchReport, LadderRule, Table};
 use heddle_eval::bench::stats::{Spread, spread};
 use serde::{Deserialize, Serialize};
 
@@ -44,16 +44,6 @@ pub struct Machine {
     pub load_end: Option<f64>,
 }
 
-/// The 1-minute load average (/proc/loadavg).
-pub fn load_average() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 impl Machine {
     /// This machine, with the load average now as the end of the run.
     pub fn this(load_start: Option<f64>) -> Self {
@@ -74,7 +64,7 @@ impl Machine {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_kib,
             load_start,
-            load_end: load_average(),
+            load_end: heddle_eval::bench::probe::load_average(),
         }
     }
 }
@@ -444,7 +434,7 @@ pub fn render_ratios(report: &CompareReport) -> String {
             rate(r)
         );
     }
-    let mut t = TextTable::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
+    let mut t = Table::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
     for row in &report.ratios {
         let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| show(row.kind, v));
         let mut reading_cell = row.ratio.map_or(String::new(), |r| reading(row, r));
@@ -529,7 +519,7 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
             fmt_spread(&e, |v| format!("{v:.1}"))
         );
     }
-    let mut t = TextTable::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
+    let mut t = Table::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
     for row in &first.ratios {
         let same: Vec<&RatioRow> = runs
             .iter()
@@ -588,57 +578,6 @@ pub(crate) fn fmt_spread(s: &Spread<f64>, f: impl Fn(f64) -> String) -> String {
         m
     } else {
         format!("{m} [{a}–{b}]")
-    }
-}
-
-/// Columns padded to their widest cell; the first and last left-aligned.
-struct TextTable {
-    rows: Vec<Vec<String>>,
-}
-
-impl TextTable {
-    fn new(headers: &[&str]) -> Self {
-        TextTable {
-            rows: vec![headers.iter().map(|h| h.to_string()).collect()],
-        }
-    }
-
-    fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
-    }
-
-    fn render(&self) -> String {
-        let cols = self.rows[0].len();
-        let widths: Vec<usize> = (0..cols)
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .filter_map(|r| r.get(c))
-                    .map(|s| s.chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let mut out = String::new();
-        for row in &self.rows {
-            let mut line = String::new();
-            for (c, cell) in row.iter().enumerate() {
-                let pad = widths[c].saturating_sub(cell.chars().count());
-                if c > 0 {
-                    line.push_str("  ");
-                }
-                if c == 0 || c == cols - 1 {
-                    line.push_str(cell);
-                    line.extend(std::iter::repeat_n(' ', pad));
-                } else {
-                    line.extend(std::iter::repeat_n(' ', pad));
-                    line.push_str(cell);
-                }
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
     }
 }
 

@@ -1,11 +1,14 @@
 //! What the process did during a rung: CPU time, page faults and context switches
-//! (getrusage), resident memory sampled from /proc/self/status, and suspend detection.
+//! (getrusage), resident memory sampled from /proc/self/status, and suspend detection;
+//! and the machine's load average beside it.
 
+mod load;
 mod rusage;
 mod sampler;
 mod status;
 mod suspend;
 
+pub use load::load_average;
 pub use rusage::{Rusage, RusageDelta};
 pub use sampler::{FieldTrack, MemoryTrack, sample_memory};
 pub use status::MemoryStatus;

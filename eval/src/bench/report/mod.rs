@@ -13,4 +13,4 @@ pub use json::{read_json, write_json, write_svg};
 pub use model::*;
 pub use svg::render_svg;
 pub(crate) use table::calibration_line;
-pub use table::render_table;
+pub use table::{Table, render_table};

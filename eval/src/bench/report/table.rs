@@ -288,15 +288,16 @@ fn notes(r: &BenchReport, out: &mut String) {
 }
 
 /// Columns padded to their widest cell: text columns (the first, and any headed in
-/// [`Table::TEXT`]) left-aligned, figures right-aligned.
-struct Table {
+/// [`Table::TEXT`]) left-aligned, figures right-aligned. heddle-bench's ratio tables use
+/// it too.
+pub struct Table {
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    const TEXT: [&'static str; 3] = ["engine", "status", "note"];
+    const TEXT: [&'static str; 4] = ["engine", "status", "note", "reading"];
 
-    fn new(headers: &[&str]) -> Self {
+    pub fn new(headers: &[&str]) -> Self {
         Table {
             rows: vec![headers.iter().map(|h| h.to_string()).collect()],
         }
@@ -306,11 +307,11 @@ impl Table {
         c == 0 || Self::TEXT.contains(&self.rows[0].get(c).map_or("", String::as_str))
     }
 
-    fn row(&mut self, cells: Vec<String>) {
+    pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
-    fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let cols = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let width = |c: usize| {
             self.rows

@@ -13,7 +13,9 @@ use crate::bench::backend::Backend;
 use crate::bench::loadgen::{
     LiveRung, Outcome, RequestTimes, Schedule, open_loop_origin, run_open_loop_from,
 };
-use crate::bench::probe::{MemoryTrack, Rusage, RusageDelta, SuspendClock, sample_memory};
+use crate::bench::probe::{
+    MemoryTrack, Rusage, RusageDelta, SuspendClock, load_average, sample_memory,
+};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::report::{LagSummary, Settings};
@@ -89,17 +91,6 @@ pub struct TrialRun {
     /// The machine's 1-minute load average when the reads started and when they ended.
     pub load_start: Option<f64>,
     pub load_end: Option<f64>,
-}
-
-/// The 1-minute load average (/proc/loadavg): on a shared machine, whether something
-/// else was running. `None` where the kernel does not say.
-pub fn load_average() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 /// Runs one trial on `backend`, which must have been opened for writes.
