@@ -12,7 +12,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use heddle_eval::bench::report::format::{kib, micros, rate};
-use heddle_eval::bench::report::{BenchReport, LadderRule, Table};
+use heddle_eval::bench::report::{BenchReport, Table};
 use heddle_eval::bench::stats::{Spread, spread};
 use serde::{Deserialize, Serialize};
 
@@ -275,10 +275,7 @@ fn ladder_rows(l: &BenchReport) -> Vec<RatioRow> {
         let (Some(h), Some(t)) = (find("heddle"), find("tantivy")) else {
             continue;
         };
-        let at = match (l.ladder.rule, l.ladder.fractions.get(i)) {
-            (LadderRule::Derived, Some(f)) => format!("{f}×C ({}/s)", rate(r)),
-            _ => format!("{}/s", rate(r)),
-        };
+        let at = held::at(r, held::fraction_of_c(l, i));
         let note = match (h.overloaded, t.overloaded) {
             (true, true) => "both OVERLOADED: compares shedding",
             (true, false) => "heddle OVERLOADED: compares shedding",

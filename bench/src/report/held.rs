@@ -157,10 +157,7 @@ pub fn holds(l: &BenchReport) -> Vec<EngineHold> {
             names.push(&s.engine);
         }
     }
-    let fraction = |i: usize| match l.ladder.rule {
-        LadderRule::Derived => l.ladder.fractions.get(i).copied(),
-        LadderRule::Named => None,
-    };
+    let fraction = |i: usize| fraction_of_c(l, i);
     names
         .into_iter()
         .map(|name| {
@@ -287,8 +284,16 @@ pub fn overload(
     }
 }
 
+/// Rung `i`'s fraction of C, for a derived ladder.
+pub(crate) fn fraction_of_c(l: &BenchReport, i: usize) -> Option<f64> {
+    match l.ladder.rule {
+        LadderRule::Derived => l.ladder.fractions.get(i).copied(),
+        LadderRule::Named => None,
+    }
+}
+
 /// `1.5×C (2780/s)` for a derived ladder, `2780/s` for a named one.
-fn at(rate_per_sec: f64, fraction: Option<f64>) -> String {
+pub(crate) fn at(rate_per_sec: f64, fraction: Option<f64>) -> String {
     match fraction {
         Some(f) => format!("{f}×C ({}/s)", rate(rate_per_sec)),
         None => format!("{}/s", rate(rate_per_sec)),
