@@ -1,21 +1,14 @@
 //! One rung: the open-loop load with every probe around it and progress on stderr.
 
-use std::sync::mpsc;
-use std::thread;
 use std::time::Duration;
 
 use crate::bench::backend::Backend;
 use crate::bench::loadgen::{LiveRung, Outcome, Progress, Schedule, run_open_loop};
-use crate::bench::probe::{MemoryTrack, Rusage, RusageDelta, SuspendClock, sample_memory};
+use crate::bench::probe::{MemoryTrack, RusageDelta, SuspendClock, measure};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::report::{LagSummary, RungHistograms, RungReport, Settings};
 use crate::bench::stats::{LatencySummary, P50, P99};
-
-/// How often resident memory is sampled during a rung.
-const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
-/// A progress line every this many samples (4 s: "at least every 5 seconds").
-const PROGRESS_EVERY_SAMPLES: u32 = 40;
 
 /// What to run: one engine at one rate.
 #[derive(Debug, Clone)]
@@ -49,30 +42,17 @@ pub fn run_rung(
         "bench: {} {} @ {}/s: {} requests",
         spec.engine, spec.label, spec.rate, spec.requests
     );
-    let rusage = Rusage::now();
-    let clock = SuspendClock::now();
-    let (stop, stopped) = mpsc::channel::<()>();
-    let (outcome, memory) = thread::scope(|s| {
-        let live = &live;
-        let sampler = s.spawn(move || {
-            let mut samples = 0u32;
-            sample_memory(SAMPLE_PERIOD, stopped, || {
-                samples += 1;
-                if samples.is_multiple_of(PROGRESS_EVERY_SAMPLES) {
-                    eprintln!("bench: {}", progress_line(spec, &live.progress()));
-                }
-            })
-        });
-        let outcome = run_open_loop(backend, &schedule, queries, settings.k, live);
-        drop(stop);
-        (
-            outcome,
-            sampler.join().expect("the memory sampler panicked"),
-        )
-    });
-    let process = Rusage::now().since(&rusage);
-    let suspended = SuspendClock::now().suspended_since(&clock);
-    let report = rung_report(spec, &outcome, process, memory, suspended);
+    let (outcome, probes) = measure(
+        || eprintln!("bench: {}", progress_line(spec, &live.progress())),
+        || run_open_loop(backend, &schedule, queries, settings.k, &live),
+    );
+    let report = rung_report(
+        spec,
+        &outcome,
+        probes.process,
+        probes.memory,
+        probes.suspended,
+    );
     eprintln!(
         "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}",
         spec.engine,

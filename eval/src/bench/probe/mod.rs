@@ -3,12 +3,14 @@
 //! and the machine's load average beside it.
 
 mod load;
+mod measure;
 mod rusage;
 mod sampler;
 mod status;
 mod suspend;
 
 pub use load::load_average;
+pub use measure::{Measured, measure};
 pub use rusage::{Rusage, RusageDelta};
 pub use sampler::{FieldTrack, MemoryTrack, sample_memory};
 pub use status::MemoryStatus;

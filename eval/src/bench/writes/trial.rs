@@ -3,7 +3,6 @@
 //! `--commit-every`, every so often after), on an index the caller has already copied,
 //! opened and warmed. Reads are then split by due time: inside a write, or not.
 
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -13,9 +12,7 @@ use crate::bench::backend::Backend;
 use crate::bench::loadgen::{
     LiveRung, Outcome, RequestTimes, Schedule, open_loop_origin, run_open_loop_from,
 };
-use crate::bench::probe::{
-    MemoryTrack, Rusage, RusageDelta, SuspendClock, load_average, sample_memory,
-};
+use crate::bench::probe::{Measured, MemoryTrack, RusageDelta, load_average, measure};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::report::{LagSummary, Settings};
@@ -24,9 +21,6 @@ use crate::bench::stats::{LatencyHistogram, LatencySummary, P50, P99};
 /// The first write starts this far through the schedule (by time): reads before it show
 /// the engine undisturbed, reads after it show the aftermath.
 pub const FIRST_WRITE_FRACTION: f64 = 1.0 / 3.0;
-
-const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
-const PROGRESS_EVERY_SAMPLES: u32 = 40;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -115,53 +109,44 @@ pub fn run_trial(
         first_write as f64 / 1e9
     );
     let load_start = load_average();
-    let rusage = Rusage::now();
-    let clock = SuspendClock::now();
     let origin = open_loop_origin();
-    let (stop, stopped) = mpsc::channel::<()>();
-    let (outcome, memory, (commits, writer_error)) = thread::scope(|s| {
-        let live = &live;
-        let sampler = s.spawn(move || {
-            let mut samples = 0u32;
-            sample_memory(SAMPLE_PERIOD, stopped, || {
-                samples += 1;
-                if samples.is_multiple_of(PROGRESS_EVERY_SAMPLES) {
-                    let p = live.progress();
-                    eprintln!(
-                        "bench: {} {}: {}/{} done, p50 {}, p99 {}, shed {}",
-                        spec.engine,
-                        spec.label,
-                        p.done,
-                        p.total,
-                        micros_or_dash(p.latency.reported(P50)),
-                        micros_or_dash(p.latency.reported(P99)),
-                        p.shed
-                    );
-                }
-            })
-        });
-        let writer = s.spawn(move || {
-            let mut commits = Vec::new();
-            let plan = WritePlan {
-                origin,
-                first_ns: first_write,
-                every: spec.commit_every,
-                last_due_ns: last_due,
-            };
-            let error = write(backend, batches, &plan, spec, &mut commits).err();
-            (commits, error.map(|e| format!("{e:#}")))
-        });
-        let outcome = run_open_loop_from(backend, &schedule, queries, settings.k, live, origin);
-        let written = writer.join().expect("the writer thread panicked");
-        drop(stop);
-        (
-            outcome,
-            sampler.join().expect("the memory sampler panicked"),
-            written,
-        )
+    let progress = || {
+        let p = live.progress();
+        eprintln!(
+            "bench: {} {}: {}/{} done, p50 {}, p99 {}, shed {}",
+            spec.engine,
+            spec.label,
+            p.done,
+            p.total,
+            micros_or_dash(p.latency.reported(P50)),
+            micros_or_dash(p.latency.reported(P99)),
+            p.shed
+        );
+    };
+    let ((outcome, (commits, writer_error)), probes) = measure(progress, || {
+        thread::scope(|s| {
+            let writer = s.spawn(move || {
+                let mut commits = Vec::new();
+                let plan = WritePlan {
+                    origin,
+                    first_ns: first_write,
+                    every: spec.commit_every,
+                    last_due_ns: last_due,
+                };
+                let error = write(backend, batches, &plan, spec, &mut commits).err();
+                (commits, error.map(|e| format!("{e:#}")))
+            });
+            let outcome =
+                run_open_loop_from(backend, &schedule, queries, settings.k, &live, origin);
+            let written = writer.join().expect("the writer thread panicked");
+            (outcome, written)
+        })
     });
-    let process = Rusage::now().since(&rusage);
-    let suspended = SuspendClock::now().suspended_since(&clock);
+    let Measured {
+        process,
+        memory,
+        suspended,
+    } = probes;
     let load_end = load_average();
 
     let written: usize = commits.iter().map(|c| c.docs).sum();
