@@ -62,16 +62,21 @@ fn both_engines_commit_visibly_on_copies_and_leave_their_sources_alone() {
     assert_eq!(engines, ["heddle", "tantivy"]);
     for t in &report.trials {
         assert!(t.valid, "{}: {:?}", t.engine, t.invalid_reasons);
-        assert!(!t.commits.is_empty());
-        assert!(t.commits.iter().all(|c| c.visible && c.visible_hits == 50));
+        assert!(!t.run.commits.is_empty());
+        assert!(
+            t.run
+                .commits
+                .iter()
+                .all(|c| c.visible && c.visible_hits == 50)
+        );
     }
-    let phases: Vec<&str> = report.trials[1].commits[0]
+    let phases: Vec<&str> = report.trials[1].run.commits[0]
         .phases
         .iter()
         .map(|p| p.name.as_str())
         .collect();
     assert_eq!(phases, ["add", "prepare", "commit", "reload"]);
-    assert_eq!(report.trials[1].commits[0].exclusive_ns, None);
-    assert!(report.trials[0].commits[0].exclusive_ns.is_some());
+    assert_eq!(report.trials[1].run.commits[0].exclusive_ns, None);
+    assert!(report.trials[0].run.commits[0].exclusive_ns.is_some());
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
 }

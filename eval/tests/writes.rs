@@ -334,12 +334,12 @@ fn the_writes_arm_works_on_a_copy_and_leaves_the_source_byte_identical() {
     for t in &report.trials {
         assert!(t.valid, "{:?}", t.invalid_reasons);
         assert!(
-            t.commits.len() >= 2,
+            t.run.commits.len() >= 2,
             "1 s of reads, writes from 0.5 s every 0.25 s"
         );
-        assert!(t.commits.iter().all(|c| c.visible && c.docs == 40));
-        assert_eq!(t.in_commit.due + t.outside.due, 450);
-        assert!(t.memory.vm_rss.is_some());
+        assert!(t.run.commits.iter().all(|c| c.visible && c.docs == 40));
+        assert_eq!(t.run.in_commit.due + t.run.outside.due, 450);
+        assert!(t.run.memory.vm_rss.is_some());
     }
     assert_eq!(
         report

@@ -70,6 +70,16 @@ pub struct TrialReport {
     pub open_secs: f64,
     pub warmup: WarmupReport,
     pub rate: f64,
+    /// What the trial measured (its fields appear at this level in the JSON).
+    #[serde(flatten)]
+    pub run: TrialRun,
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+}
+
+/// What a trial measured (the report adds how the index was copied, opened and warmed).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialRun {
     pub requests: u64,
     pub duration_secs: f64,
     pub commits: Vec<CommitRecord>,
@@ -86,15 +96,16 @@ pub struct TrialReport {
     pub process: RusageDelta,
     pub memory: MemoryTrack,
     pub suspended_secs: Option<f64>,
+    /// After the reads: a search for the word every written document carries found
+    /// all of them.
+    pub all_visible_at_end: bool,
+    /// The first read error, if any read failed.
+    #[serde(default)]
+    pub first_read_error: Option<String>,
     /// The machine's 1-minute load average when the reads started and ended: on a shared
     /// machine, whether something else competed for the cores.
     pub load_start: Option<f64>,
     pub load_end: Option<f64>,
-    /// After the reads: a search for the word every written document carries found
-    /// all of them.
-    pub all_visible_at_end: bool,
-    pub valid: bool,
-    pub invalid_reasons: Vec<String>,
 }
 
 /// One write: the batch added and committed, and what the committing thread saw after.

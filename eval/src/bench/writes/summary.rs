@@ -28,7 +28,7 @@ fn per_trial(
     t: &TrialReport,
     get: impl Fn(&super::model::CommitRecord) -> Option<f64>,
 ) -> Option<f64> {
-    let v: Option<Vec<f64>> = t.commits.iter().map(get).collect();
+    let v: Option<Vec<f64>> = t.run.commits.iter().map(get).collect();
     spread(&v?).map(|s| s.median)
 }
 
@@ -37,7 +37,7 @@ fn summarise_one(reps: &[&TrialReport]) -> TrialSummary {
     // Phase names in the order of the first commit that has them.
     let names: Vec<String> = reps
         .iter()
-        .flat_map(|t| t.commits.first())
+        .flat_map(|t| t.run.commits.first())
         .flat_map(|c| c.phases.iter().map(|p| p.name.clone()))
         .fold(Vec::new(), |mut acc, n| {
             if !acc.contains(&n) {
@@ -62,7 +62,7 @@ fn summarise_one(reps: &[&TrialReport]) -> TrialSummary {
     let exclusive: Vec<Option<u64>> = reps
         .iter()
         .map(|t| {
-            let v: Option<Vec<u64>> = t.commits.iter().map(|c| c.exclusive_ns).collect();
+            let v: Option<Vec<u64>> = t.run.commits.iter().map(|c| c.exclusive_ns).collect();
             spread(&v?).map(|s| s.median)
         })
         .collect();
@@ -73,11 +73,11 @@ fn summarise_one(reps: &[&TrialReport]) -> TrialSummary {
         valid: reps.iter().all(|t| t.valid),
         all_visible: reps
             .iter()
-            .all(|t| t.all_visible_at_end && t.commits.iter().all(|c| c.visible)),
+            .all(|t| t.run.all_visible_at_end && t.run.commits.iter().all(|c| c.visible)),
         commits: spread(
             &reps
                 .iter()
-                .map(|t| t.commits.len() as u64)
+                .map(|t| t.run.commits.len() as u64)
                 .collect::<Vec<_>>(),
         )
         .expect("at least one repetition"),
@@ -89,19 +89,19 @@ fn summarise_one(reps: &[&TrialReport]) -> TrialSummary {
         ),
         phases,
         exclusive_ns: spread_all(&exclusive),
-        in_commit: class(reps, |t| &t.in_commit),
-        outside: class(reps, |t| &t.outside),
-        after: class(reps, |t| &t.after),
+        in_commit: class(reps, |t| &t.run.in_commit),
+        outside: class(reps, |t| &t.run.outside),
+        after: class(reps, |t| &t.run.after),
         rss_change_kib: spread_all(
             &reps
                 .iter()
-                .map(|t| t.memory.vm_rss.map(|m| m.change))
+                .map(|t| t.run.memory.vm_rss.map(|m| m.change))
                 .collect::<Vec<_>>(),
         ),
         rss_peak_kib: spread_all(
             &reps
                 .iter()
-                .map(|t| t.memory.vm_rss.map(|m| m.peak))
+                .map(|t| t.run.memory.vm_rss.map(|m| m.peak))
                 .collect::<Vec<_>>(),
         ),
     }

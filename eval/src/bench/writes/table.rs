@@ -159,15 +159,15 @@ fn trial(t: &TrialReport, out: &mut String) {
             .latency_us
             .mean
             .map_or("-".to_string(), |m| micros(m.round() as u64)),
-        t.requests,
-        t.duration_secs,
+        t.run.requests,
+        t.run.duration_secs,
         if t.valid {
             "ok".to_string()
         } else {
             format!("INVALID: {}", t.invalid_reasons.join("; "))
         }
     );
-    for c in &t.commits {
+    for c in &t.run.commits {
         let phases: Vec<String> = c
             .phases
             .iter()
@@ -187,13 +187,13 @@ fn trial(t: &TrialReport, out: &mut String) {
             secs(c.check_secs)
         );
     }
-    if let Some(e) = &t.writer_error {
+    if let Some(e) = &t.run.writer_error {
         let _ = writeln!(out, "    writer stopped: {e}");
     }
-    let _ = writeln!(out, "{}", class_line("in commit", &t.in_commit));
-    let _ = writeln!(out, "{}", class_line("outside", &t.outside));
-    let _ = writeln!(out, "{}", class_line("  after", &t.after));
-    let rss = t.memory.vm_rss.map_or("-".to_string(), |m| {
+    let _ = writeln!(out, "{}", class_line("in commit", &t.run.in_commit));
+    let _ = writeln!(out, "{}", class_line("outside", &t.run.outside));
+    let _ = writeln!(out, "{}", class_line("  after", &t.run.after));
+    let rss = t.run.memory.vm_rss.map_or("-".to_string(), |m| {
         format!(
             "{} → {} ({}, peak {})",
             kib(m.start),
@@ -205,12 +205,16 @@ fn trial(t: &TrialReport, out: &mut String) {
     let _ = writeln!(
         out,
         "    RSS {rss}; CPU {:.2} s user, {:.2} s system; dispatcher lag p99 {}, max {}; load {} → {}",
-        t.process.user_secs,
-        t.process.system_secs,
-        micros_or_dash(t.dispatcher_lag_us.p99),
-        micros_or_dash(t.dispatcher_lag_us.max),
-        t.load_start.map_or("-".to_string(), |l| format!("{l:.2}")),
-        t.load_end.map_or("-".to_string(), |l| format!("{l:.2}"))
+        t.run.process.user_secs,
+        t.run.process.system_secs,
+        micros_or_dash(t.run.dispatcher_lag_us.p99),
+        micros_or_dash(t.run.dispatcher_lag_us.max),
+        t.run
+            .load_start
+            .map_or("-".to_string(), |l| format!("{l:.2}")),
+        t.run
+            .load_end
+            .map_or("-".to_string(), |l| format!("{l:.2}"))
     );
 }
 
@@ -223,7 +227,7 @@ fn summary(r: &WritesReport, out: &mut String) {
     let loads: Vec<f64> = r
         .trials
         .iter()
-        .flat_map(|t| [t.load_start, t.load_end])
+        .flat_map(|t| [t.run.load_start, t.run.load_end])
         .flatten()
         .collect();
     let load = match (

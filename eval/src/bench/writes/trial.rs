@@ -7,12 +7,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::batches::{ALL_MARKER, Batch};
-use super::model::{CommitRecord, Phase, ReadClass};
+use super::model::{CommitRecord, Phase, ReadClass, TrialRun};
 use crate::bench::backend::Backend;
 use crate::bench::loadgen::{
     LiveRung, Outcome, RequestTimes, Schedule, open_loop_origin, run_open_loop_from,
 };
-use crate::bench::probe::{Measured, MemoryTrack, RusageDelta, load_average, measure};
+use crate::bench::probe::{Measured, load_average, measure};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::report::{LagSummary, Settings};
@@ -62,29 +62,6 @@ pub fn batches_needed(schedule: &Schedule, every: Option<Duration>) -> usize {
     let last = schedule.due_ns().last().copied().unwrap_or(0);
     let span = last.saturating_sub(first_write_ns(schedule));
     1 + (span.saturating_sub(1) / every.as_nanos().max(1) as u64) as usize
-}
-
-/// What a trial measured (the caller adds how the index was copied, opened and warmed).
-#[derive(Debug, Clone)]
-pub struct TrialRun {
-    pub requests: u64,
-    pub duration_secs: f64,
-    pub commits: Vec<CommitRecord>,
-    pub writer_error: Option<String>,
-    pub in_commit: ReadClass,
-    pub outside: ReadClass,
-    /// The part of `outside` due after the first write started.
-    pub after: ReadClass,
-    pub dispatcher_lag_us: LagSummary,
-    pub process: RusageDelta,
-    pub memory: MemoryTrack,
-    pub suspended_secs: Option<f64>,
-    pub all_visible_at_end: bool,
-    /// The first read error, if any read failed.
-    pub first_read_error: Option<String>,
-    /// The machine's 1-minute load average when the reads started and when they ended.
-    pub load_start: Option<f64>,
-    pub load_end: Option<f64>,
 }
 
 /// Runs one trial on `backend`, which must have been opened for writes.
