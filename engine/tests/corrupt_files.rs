@@ -6,18 +6,11 @@ use common::error_path;
 
 use std::path::{Path, PathBuf};
 
-use heddle::{AnalyzerConfig, Error, Index, IndexSettings, SearchOptions};
+use heddle::{Error, Index, SearchOptions};
 
 fn build() -> (tempfile::TempDir, Vec<PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(
-        dir.path(),
-        IndexSettings {
-            analyzer: AnalyzerConfig::english(),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let index = common::english_index(dir.path(), false);
     let mut writer = index.writer().unwrap();
     for d in common::fixture() {
         writer.add(d).unwrap();

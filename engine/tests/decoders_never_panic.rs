@@ -8,20 +8,12 @@ mod common;
 use std::path::Path;
 
 use heddle::fuzzing;
-use heddle::{AnalyzerConfig, Index, IndexSettings};
 use proptest::prelude::*;
 
 /// Bodies (footer removed) of each kind of file of a small index, with its decoder.
 fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(
-        dir.path(),
-        IndexSettings {
-            analyzer: AnalyzerConfig::english(),
-            per_field: true,
-        },
-    )
-    .unwrap();
+    let index = common::english_index(dir.path(), true);
     let mut w = index.writer().unwrap();
     for d in common::fixture() {
         w.add(d).unwrap();

@@ -9,7 +9,7 @@ use common::error_path;
 
 use std::path::{Path, PathBuf};
 
-use heddle::{AnalyzerConfig, Index, IndexSettings, SearchOptions};
+use heddle::{Index, SearchOptions};
 
 const QUERIES: [&str; 3] = [
     "coronavirus transmission",
@@ -34,14 +34,7 @@ fn answers(dir: &Path) -> heddle::Result<Vec<Vec<(String, u64)>>> {
 /// A small per-field index with two segments and a delete file.
 fn build() -> (tempfile::TempDir, Vec<PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(
-        dir.path(),
-        IndexSettings {
-            analyzer: AnalyzerConfig::english(),
-            per_field: true,
-        },
-    )
-    .unwrap();
+    let index = common::english_index(dir.path(), true);
     let mut w = index.writer().unwrap();
     let docs = common::fixture();
     for d in &docs[..4] {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use heddle::{Document, Error};
+use heddle::{AnalyzerConfig, Document, Error, Index, IndexSettings};
 
 /// A small corpus with repeated terms, varied lengths, an empty text and shared words,
 /// so BM25's tf, df and length normalisation all matter.
@@ -60,4 +60,13 @@ pub fn error_path(e: &Error) -> Option<&Path> {
         | Error::Manifest { path, .. } => Some(path),
         _ => None,
     }
+}
+
+/// A new index in `dir` with the English analyzer, flat or with per-field postings.
+pub fn english_index(dir: &Path, per_field: bool) -> Index {
+    let settings = IndexSettings {
+        analyzer: AnalyzerConfig::english(),
+        per_field,
+    };
+    Index::create(dir, settings).unwrap()
 }
