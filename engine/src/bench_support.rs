@@ -1,9 +1,11 @@
-//! The postings codec's hot loops, reachable from criterion benchmarks (engine/benches).
+//! The postings codec's hot loops, reachable from criterion benchmarks (engine/benches),
+//! and the stored fields' layout at other block sizes (engine/examples/store_blocks).
 //! Not part of the stable API.
 
 use std::path::Path;
 
 use crate::postings::{PostingsList, PostingsWriter, TERMINATED};
+use crate::store::{StoreReader, StoreWriter};
 
 /// An encoded postings list of `docs`/`tfs` (docs strictly increasing, tfs ≥ 1).
 pub fn encode(docs: &[u32], tfs: &[u32]) -> Vec<u8> {
@@ -37,4 +39,17 @@ pub fn seek_all(list: &[u8], df: u32, targets: &[u32]) -> u64 {
         sum += doc as u64;
     }
     sum
+}
+
+/// The stored fields of `records` (id, title) as the store writes them with blocks closed
+/// at `block_target` bytes: `(blocks, record bytes before compression, body bytes)`.
+pub fn store_layout(records: &[(String, String)], block_target: usize) -> (usize, usize, usize) {
+    let mut w = StoreWriter::with_block_target(block_target);
+    for (id, title) in records {
+        w.push(id, title);
+    }
+    let body = w.into_body();
+    let reader = StoreReader::open(Path::new("store"), &body).expect("a store it just wrote");
+    let (blocks, raw) = reader.uncompressed(&body);
+    (blocks, raw, body.len())
 }

@@ -28,8 +28,10 @@ const ENTRY_LEN: usize = 16;
 /// is never allocated).
 const MAX_EXPANSION: u64 = 255;
 
-#[derive(Default)]
 pub(crate) struct StoreWriter {
+    /// Close a block once its records reach this many bytes: [`BLOCK_TARGET`], or
+    /// another size to measure the trade (`examples/store_blocks`).
+    block_target: usize,
     docs: u32,
     /// The open block's records, and the document it starts at.
     raw: Vec<u8>,
@@ -38,14 +40,31 @@ pub(crate) struct StoreWriter {
     data: Vec<u8>,
 }
 
+impl Default for StoreWriter {
+    fn default() -> Self {
+        StoreWriter::with_block_target(BLOCK_TARGET)
+    }
+}
+
 impl StoreWriter {
+    pub(crate) fn with_block_target(block_target: usize) -> Self {
+        StoreWriter {
+            block_target,
+            docs: 0,
+            raw: Vec::new(),
+            raw_first: 0,
+            table: Vec::new(),
+            data: Vec::new(),
+        }
+    }
+
     pub(crate) fn push(&mut self, id: &str, title: &str) {
         for field in [id, title] {
             varint::write(&mut self.raw, field.len() as u32);
             self.raw.extend_from_slice(field.as_bytes());
         }
         self.docs += 1;
-        if self.raw.len() >= BLOCK_TARGET {
+        if self.raw.len() >= self.block_target {
             self.close_block();
         }
     }
@@ -164,6 +183,12 @@ impl StoreReader {
 
     pub(crate) fn len(&self) -> usize {
         self.len as usize
+    }
+
+    /// Blocks, and their records' bytes before compression.
+    pub(crate) fn uncompressed(&self, body: &[u8]) -> (usize, usize) {
+        let raw = (0..self.blocks).map(|b| self.block(body, b).raw_len).sum();
+        (self.blocks, raw)
     }
 
     fn corrupt(&self, detail: String) -> Error {
