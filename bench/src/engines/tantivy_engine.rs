@@ -47,6 +47,17 @@ struct Fields {
     flat: Field,
 }
 
+/// One document as both `build` and the writes arm add it: id and title stored, title and
+/// text indexed together in `flat` (heddle's flat field).
+fn tantivy_doc(f: &Fields, id: &str, title: &str, text: &str) -> TantivyDocument {
+    let mut d = TantivyDocument::default();
+    d.add_text(f.id, id);
+    d.add_text(f.title, title);
+    d.add_text(f.flat, title);
+    d.add_text(f.flat, text);
+    d
+}
+
 fn schema(analysis: Analysis) -> (Schema, Fields) {
     let tokenizer = match analysis {
         Analysis::Matched => HEDDLE_TOKENIZER,
@@ -107,12 +118,7 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     let mut docs = 0u64;
     while let Some(doc) = reader.next() {
         let doc = doc.with_context(|| format!("{}:{}", path.display(), reader.line()))?;
-        let mut d = TantivyDocument::default();
-        d.add_text(f.id, &doc.id);
-        d.add_text(f.title, &doc.title);
-        d.add_text(f.flat, &doc.title);
-        d.add_text(f.flat, &doc.text);
-        writer.add_document(d)?;
+        writer.add_document(tantivy_doc(&f, &doc.id, &doc.title, &doc.text))?;
         docs += 1;
         progress.tick(|| format!("{} documents added", thousands(docs)));
     }
@@ -381,12 +387,7 @@ impl Backend for TantivyWriting {
         let writer = self.writer.lock().expect("writer poisoned");
         let f = &self.fields;
         for doc in docs {
-            let mut d = TantivyDocument::default();
-            d.add_text(f.id, &doc.id);
-            d.add_text(f.title, &doc.title);
-            d.add_text(f.flat, &doc.title);
-            d.add_text(f.flat, &doc.text);
-            writer.add_document(d)?;
+            writer.add_document(tantivy_doc(f, &doc.id, &doc.title, &doc.text))?;
         }
         Ok(())
     }
