@@ -8,7 +8,7 @@ use crate::bench::probe::{MemoryTrack, RusageDelta, SuspendClock, measure};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::report::{LagSummary, RungHistograms, RungReport, Settings};
-use crate::bench::stats::{LatencySummary, P50, P99};
+use crate::bench::stats::{LatencySummary, P99};
 
 /// What to run: one engine at one rate.
 #[derive(Debug, Clone)]
@@ -74,15 +74,11 @@ pub fn run_rung(
 /// `heddle rung 2/6 rep 1/1 @ 100/s: 1234/2000 done, p50 1.2ms, p99 -, shed 0`
 fn progress_line(spec: &RungSpec<'_>, p: &Progress) -> String {
     format!(
-        "{} {} @ {}/s: {}/{} done, p50 {}, p99 {}, shed {}",
+        "{} {} @ {}/s: {}",
         spec.engine,
         spec.label,
         spec.rate,
-        p.done,
-        p.total,
-        micros_or_dash(p.latency.reported(P50)),
-        micros_or_dash(p.latency.reported(P99)),
-        p.shed
+        p.line()
     )
 }
 

@@ -5,7 +5,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Admission;
-use crate::bench::stats::LatencyHistogram;
+use crate::bench::report::format::micros_or_dash;
+use crate::bench::stats::{LatencyHistogram, P50, P99};
 
 /// What the workers saw, all times in nanoseconds from the rung's start.
 #[derive(Debug, Clone, Default)]
@@ -168,6 +169,20 @@ pub struct Progress {
     pub done: u64,
     pub shed: u64,
     pub latency: LatencyHistogram,
+}
+
+impl Progress {
+    /// `1234/2000 done, p50 1.2ms, p99 -, shed 0`: the body of every progress line.
+    pub fn line(&self) -> String {
+        format!(
+            "{}/{} done, p50 {}, p99 {}, shed {}",
+            self.done,
+            self.total,
+            micros_or_dash(self.latency.reported(P50)),
+            micros_or_dash(self.latency.reported(P99)),
+            self.shed
+        )
+    }
 }
 
 impl LiveRung {

@@ -14,9 +14,8 @@ use crate::bench::loadgen::{
 };
 use crate::bench::probe::{Measured, load_average, measure};
 use crate::bench::queries::QueryCycle;
-use crate::bench::report::format::micros_or_dash;
 use crate::bench::report::{LagSummary, Settings};
-use crate::bench::stats::{LatencyHistogram, LatencySummary, P50, P99};
+use crate::bench::stats::{LatencyHistogram, LatencySummary, P99};
 
 /// The first write starts this far through the schedule (by time): reads before it show
 /// the engine undisturbed, reads after it show the aftermath.
@@ -88,17 +87,8 @@ pub fn run_trial(
     let load_start = load_average();
     let origin = open_loop_origin();
     let progress = || {
-        let p = live.progress();
-        eprintln!(
-            "bench: {} {}: {}/{} done, p50 {}, p99 {}, shed {}",
-            spec.engine,
-            spec.label,
-            p.done,
-            p.total,
-            micros_or_dash(p.latency.reported(P50)),
-            micros_or_dash(p.latency.reported(P99)),
-            p.shed
-        );
+        let p = live.progress().line();
+        eprintln!("bench: {} {}: {p}", spec.engine, spec.label);
     };
     let ((outcome, (commits, writer_error)), probes) = measure(progress, || {
         thread::scope(|s| {
