@@ -72,9 +72,16 @@ pub enum Error {
     #[error("{path}: no heddle index here (no MANIFEST)")]
     NoIndex { path: PathBuf },
 
-    /// `create` was pointed at a directory that already holds files.
-    #[error("{path}: directory is not empty; refusing to create an index over it")]
-    NotEmpty { path: PathBuf },
+    /// `create` was pointed at a directory that already holds files (an index, or
+    /// someone else's files). heddle never creates an index over them: choose another
+    /// directory, or replace an existing index with `heddle-eval index --force`.
+    #[error("{path}: directory is not empty (holds {found}); refusing to create an index over it")]
+    NotEmpty { path: PathBuf, found: String },
+
+    /// Opening kept finding that a newer commit had removed the files of the manifest
+    /// it had just read. Another process is committing or merging very fast; try again.
+    #[error("{path}: the index changed {attempts} times while it was being opened")]
+    KeptChanging { path: PathBuf, attempts: u32 },
 
     /// Another `IndexWriter` (in this or another process) holds the index's lock.
     #[error("{path}: another writer holds the lock; only one writer per index")]
@@ -109,6 +116,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// An io error saying a file does not exist.
+    pub(crate) fn is_not_found(&self) -> bool {
+        matches!(self, Error::Io { error, .. } if error.kind() == std::io::ErrorKind::NotFound)
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -9,14 +9,13 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use roaring::RoaringBitmap;
 
-use super::gc::Obsolete;
 use super::publish::{self, WriterState};
 use super::snapshot::LiveSegment;
 use super::{Failpoint, Shared, Snapshot};
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
 use crate::segment::merger::{MergeSource, PURGED, merge_segments};
-use crate::segment::{DeletesMeta, SegmentComponent, SegmentReader, segment_name};
+use crate::segment::{DeletesMeta, SegmentReader, segment_name};
 
 /// What a merge did.
 #[derive(Debug, Clone)]
@@ -169,20 +168,14 @@ fn merge_and_publish(
             }],
         )
         .collect();
+    let analyzer = current.analyzer().clone();
     drop(current);
     drop(run);
-    let (_, _) = publish::publish(shared, &mut st, next, |m| Snapshot::from_parts(m, segments))?;
+    let (_, _) = publish::publish(shared, &mut st, next, |m| {
+        Snapshot::from_parts(m, segments, analyzer)
+    })?;
     for old in replaced {
-        let files = SegmentComponent::all(&old.reader.meta().fields)
-            .into_iter()
-            .map(|c| dir.join(c.file_name(&old.reader.meta().name)))
-            .collect();
-        st.obsolete
-            .push(Obsolete::segment(Arc::downgrade(&old.reader), files));
-        if let Some(d) = &old.deletes {
-            st.obsolete
-                .push(Obsolete::deletes(Arc::downgrade(d), d.path().to_path_buf()));
-        }
+        publish::retire(dir, &mut st, &old); // and let go of it, for the GC below
     }
     publish::collect_garbage(shared, &mut st)?;
     Ok(MergeStats {

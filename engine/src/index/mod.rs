@@ -30,6 +30,7 @@ pub(crate) use snapshot::Snapshot;
 pub use writer::{CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, IndexWriter};
 
 use crate::analysis::{Analyzer, AnalyzerConfig};
+use crate::directory::{DirLock, LOCK_FILE, fsync_dir};
 use crate::error::{Error, Result};
 use crate::search::Searcher;
 use crate::segment::SegmentMeta;
@@ -46,7 +47,6 @@ pub struct IndexSettings {
 /// State shared by an index handle, its searchers and its writer.
 pub(crate) struct Shared {
     pub(crate) dir: PathBuf,
-    pub(crate) analyzer: Arc<Analyzer>,
     /// The published snapshot. The lock is held only to clone or replace the `Arc`.
     pub(crate) current: RwLock<Arc<Snapshot>>,
 }
@@ -57,32 +57,39 @@ pub struct Index {
     shared: Arc<Shared>,
 }
 
+/// How many times opening an index starts over from a newer manifest when a file the
+/// previous one named has been removed meanwhile (see [`open_latest`]).
+const OPEN_ATTEMPTS: u32 = 16;
+
 impl Index {
-    /// Creates an empty index in `dir` (created if missing; must be empty if present).
+    /// Creates an empty index in `dir`: created if missing (its creation made durable),
+    /// otherwise it must be empty. The emptiness check and the first manifest happen
+    /// under the writer lock, so of two processes creating one index, one gets an error.
+    /// Files a crashed creation can leave (`LOCK`, `MANIFEST.tmp`) do not count.
     pub fn create(dir: impl AsRef<Path>, settings: IndexSettings) -> Result<Index> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-        if entries.next().is_some() {
-            return Err(Error::NotEmpty {
-                path: dir.to_path_buf(),
-            });
+        create_dir_durably(dir)?;
+        // Look before locking, so that a directory of someone else's files is refused
+        // without a LOCK file being left in it; then look again under the lock.
+        refuse_unless_empty(dir)?;
+        {
+            let _lock = DirLock::acquire(dir)?;
+            refuse_unless_empty(dir)?;
+            let manifest = Manifest::new(settings.analyzer, settings.per_field);
+            manifest.store(dir, |_| Ok(()))?;
         }
-        let manifest = Manifest::new(settings.analyzer, settings.per_field);
-        manifest.store(dir, |_| Ok(()))?;
         Index::open(dir)
     }
 
-    /// Opens the index in `dir` at its last committed state.
+    /// Opens the index in `dir` at its last committed state. A writer in another
+    /// process may publish and remove files while this runs; opening starts over from
+    /// the newer manifest then, a bounded number of times.
     pub fn open(dir: impl AsRef<Path>) -> Result<Index> {
         let dir = dir.as_ref().to_path_buf();
-        let manifest = Manifest::load(&dir)?;
-        let analyzer = Arc::new(Analyzer::new(manifest.analyzer.clone()));
-        let snapshot = Snapshot::open(&dir, manifest, None)?;
+        let snapshot = open_latest(&dir, None)?.expect("no previous snapshot to match");
         Ok(Index {
             shared: Arc::new(Shared {
                 dir,
-                analyzer,
                 current: RwLock::new(Arc::new(snapshot)),
             }),
         })
@@ -92,27 +99,26 @@ impl Index {
         &self.shared.dir
     }
 
-    pub fn analyzer(&self) -> &Analyzer {
-        &self.shared.analyzer
+    /// The analyzer of the published snapshot (a rebuild may change it).
+    pub fn analyzer(&self) -> Arc<Analyzer> {
+        self.shared.current.read().analyzer().clone()
     }
 
     /// A searcher over the snapshot published now. It keeps that snapshot (and its
     /// files' maps) alive for as long as it lives, whatever commits happen meanwhile.
     pub fn searcher(&self) -> Searcher {
         let snapshot = self.shared.current.read().clone();
-        Searcher::new(snapshot, self.shared.analyzer.clone())
+        let analyzer = snapshot.analyzer().clone();
+        Searcher::new(snapshot, analyzer)
     }
 
     /// Picks up a commit made by another process (this process's own writer publishes
     /// to its `Index` directly). Segments already open are reused.
     pub fn reload(&self) -> Result<()> {
-        let manifest = Manifest::load(&self.shared.dir)?;
         let old = self.shared.current.read().clone();
-        if manifest.generation == old.generation() {
-            return Ok(());
+        if let Some(snapshot) = open_latest(&self.shared.dir, Some(&old))? {
+            *self.shared.current.write() = Arc::new(snapshot);
         }
-        let snapshot = Snapshot::open(&self.shared.dir, manifest, Some(&old))?;
-        *self.shared.current.write() = Arc::new(snapshot);
         Ok(())
     }
 
@@ -153,4 +159,87 @@ impl Index {
     pub fn fields(&self) -> Vec<crate::Field> {
         self.shared.current.read().manifest().fields.clone()
     }
+}
+
+/// Opens the snapshot the directory's manifest names, or `None` if that is `previous`'s
+/// generation. A file named by the manifest can vanish before it is opened only if a
+/// newer manifest no longer names it (a merge or rebuild published, then collected the
+/// file): start over from that manifest, as Lucene's reader does. A file missing while
+/// the manifest stands still is damage, and its error is returned.
+fn open_latest(dir: &Path, previous: Option<&Snapshot>) -> Result<Option<Snapshot>> {
+    let mut attempts = 0;
+    loop {
+        let manifest = Manifest::load(dir)?;
+        let generation = manifest.generation;
+        if previous.is_some_and(|p| p.generation() == generation) {
+            return Ok(None);
+        }
+        let err = match Snapshot::open(dir, manifest, previous) {
+            Ok(snapshot) => return Ok(Some(snapshot)),
+            Err(e) if e.is_not_found() => e,
+            Err(e) => return Err(e),
+        };
+        attempts += 1;
+        if Manifest::load(dir)?.generation == generation {
+            return Err(err);
+        }
+        if attempts >= OPEN_ATTEMPTS {
+            return Err(Error::KeptChanging {
+                path: dir.to_path_buf(),
+                attempts,
+            });
+        }
+    }
+}
+
+/// Creates `dir` and any missing parents, and fsyncs the parent of each directory it
+/// created, so that a reported success survives a power loss.
+fn create_dir_durably(dir: &Path) -> Result<()> {
+    let mut missing = Vec::new();
+    let mut at = dir;
+    while !at.exists() {
+        missing.push(at);
+        match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => at = p,
+            _ => break,
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    for created in missing.iter().rev() {
+        let parent = created
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fsync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// Refuses a directory that holds anything but what a crashed [`Index::create`] can
+/// leave behind. Names a few of the entries found, so the user sees whose they are.
+fn refuse_unless_empty(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let leftover = name == LOCK_FILE || name == format!("{MANIFEST_FILE}.tmp");
+        if !leftover || entry.file_type().is_ok_and(|t| !t.is_file()) {
+            found.push(name);
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    found.sort();
+    let more = found.len().saturating_sub(5);
+    found.truncate(5);
+    let mut listed = found.join(", ");
+    if more > 0 {
+        listed.push_str(&format!(" and {more} more"));
+    }
+    Err(Error::NotEmpty {
+        path: dir.to_path_buf(),
+        found: listed,
+    })
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::gc::{self, Obsolete};
+use super::snapshot::LiveSegment;
 use super::{Failpoint, Manifest, Shared, Snapshot};
 use crate::directory::fsync_dir;
 use crate::error::{Error, Result};
@@ -126,6 +127,24 @@ pub(crate) fn publish(
     state.manifest = next;
     state.poisoned = false;
     Ok((manifest_time, exclusive))
+}
+
+/// Queues the files of a segment the published manifest no longer names (merged away
+/// or dropped by a reset) for removal once no snapshot holds it.
+pub(crate) fn retire(dir: &Path, state: &mut WriterState, old: &LiveSegment) {
+    let meta = old.reader.meta();
+    let files = SegmentComponent::all(&meta.fields)
+        .into_iter()
+        .map(|c| dir.join(c.file_name(&meta.name)))
+        .collect();
+    state
+        .obsolete
+        .push(Obsolete::segment(Arc::downgrade(&old.reader), files));
+    if let Some(d) = &old.deletes {
+        state
+            .obsolete
+            .push(Obsolete::deletes(Arc::downgrade(d), d.path().to_path_buf()));
+    }
 }
 
 /// Removes what no snapshot uses any more.

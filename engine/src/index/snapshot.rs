@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::Manifest;
+use crate::analysis::Analyzer;
 use crate::error::Result;
 use crate::field::{Field, FieldCounts};
 use crate::segment::SegmentReader;
@@ -26,6 +27,9 @@ impl LiveSegment {
 
 pub(crate) struct Snapshot {
     manifest: Manifest,
+    /// Built from `manifest.analyzer`: a rebuild may change it, so it travels with the
+    /// snapshot rather than with the index handle.
+    analyzer: Arc<Analyzer>,
     segments: Vec<LiveSegment>,
     /// Internal doc id of each segment's first document.
     doc_bases: Vec<u64>,
@@ -37,7 +41,8 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     /// Opens the segments and delete files `manifest` names, reusing those already open
-    /// in `previous` (segments by name, delete sets by file name).
+    /// in `previous` (segments by name, delete sets by file name, the analyzer if its
+    /// configuration is unchanged).
     pub(crate) fn open(
         dir: &Path,
         manifest: Manifest,
@@ -66,10 +71,20 @@ impl Snapshot {
             };
             segments.push(LiveSegment { reader, deletes });
         }
-        Ok(Self::from_parts(manifest, segments))
+        let analyzer = match previous {
+            Some(p) if p.analyzer.config() == &manifest.analyzer => p.analyzer.clone(),
+            _ => Arc::new(Analyzer::new(manifest.analyzer.clone())),
+        };
+        Ok(Self::from_parts(manifest, segments, analyzer))
     }
 
-    pub(crate) fn from_parts(manifest: Manifest, segments: Vec<LiveSegment>) -> Self {
+    /// `analyzer` must be the one `manifest.analyzer` describes.
+    pub(crate) fn from_parts(
+        manifest: Manifest,
+        segments: Vec<LiveSegment>,
+        analyzer: Arc<Analyzer>,
+    ) -> Self {
+        debug_assert_eq!(analyzer.config(), &manifest.analyzer);
         let mut doc_bases = Vec::with_capacity(segments.len());
         let mut doc_count = 0u64;
         for s in &segments {
@@ -86,6 +101,7 @@ impl Snapshot {
         }
         Snapshot {
             manifest,
+            analyzer,
             segments,
             doc_bases,
             doc_count,
@@ -96,6 +112,10 @@ impl Snapshot {
 
     pub(crate) fn manifest(&self) -> &Manifest {
         &self.manifest
+    }
+
+    pub(crate) fn analyzer(&self) -> &Arc<Analyzer> {
+        &self.analyzer
     }
 
     pub(crate) fn generation(&self) -> u64 {

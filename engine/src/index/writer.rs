@@ -15,8 +15,9 @@ use super::merge::{MergeStats, run_merge};
 use super::merge_policy::{self, MergePolicy};
 use super::publish::{self, WriterState};
 use super::snapshot::LiveSegment;
-use super::{Failpoint, Manifest, Shared, Snapshot};
-use crate::directory::DirLock;
+use super::{Failpoint, IndexSettings, Manifest, Shared, Snapshot};
+use crate::analysis::Analyzer;
+use crate::directory::{DirLock, LOCK_FILE};
 use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
@@ -32,6 +33,8 @@ pub struct CommitStats {
     pub docs: usize,
     /// Documents deleted by this commit (upserts included).
     pub deleted: usize,
+    /// Segments this commit dropped because it was a [`IndexWriter::reset`].
+    pub replaced_segments: usize,
     /// The new segment's name; `None` if the commit added no documents.
     pub segment: Option<String>,
     pub generation: u64,
@@ -67,6 +70,16 @@ pub struct IndexWriter {
     max_document_bytes: usize,
     background_merges: bool,
     merge_thread: Option<JoinHandle<()>>,
+    /// Set by [`IndexWriter::reset`]: the next commit starts the index over.
+    reset: Option<Reset>,
+}
+
+/// A pending start-over: the settings the next commit's manifest takes, and what
+/// [`IndexWriter::rollback`] restores if it is abandoned.
+struct Reset {
+    manifest: Manifest,
+    analyzer: Arc<Analyzer>,
+    committed_ids: HashSet<String>,
 }
 
 impl IndexWriter {
@@ -109,6 +122,7 @@ impl IndexWriter {
             max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             background_merges: true,
             merge_thread: None,
+            reset: None,
         })
     }
 
@@ -182,13 +196,61 @@ impl IndexWriter {
         self.buffer.len()
     }
 
-    /// Drops buffered additions and deletions; the committed state is untouched.
+    /// Starts the index over at the next commit: that commit drops every committed
+    /// document and segment, takes `settings` (analyzer, fields) for the index, and
+    /// publishes the documents added after this call, all in one manifest replace. Until
+    /// then readers see the old index whole, and a failed or abandoned commit leaves it
+    /// as it was: rebuilding an index is a commit like any other, under the writer's
+    /// lock. Buffered additions and deletions are dropped; waits for a running merge.
+    pub fn reset(&mut self, settings: IndexSettings) -> Result<()> {
+        self.wait_for_merges()?;
+        self.rollback();
+        let mut manifest = Manifest::new(settings.analyzer, settings.per_field);
+        manifest.next_segment_id = 0; // taken from the writer's state at commit
+        self.reset = Some(Reset {
+            analyzer: Arc::new(Analyzer::new(manifest.analyzer.clone())),
+            manifest,
+            committed_ids: std::mem::take(&mut self.known_ids),
+        });
+        Ok(())
+    }
+
+    /// Undoes [`super::Index::create`] when its first commit failed or never came: the
+    /// manifest (generation 0, naming nothing) is removed while the lock is still held,
+    /// then the lock file, then the directory itself if `remove_dir` (the caller made
+    /// it). A process that opens the lock file after it is unlinked gets a fresh one, in
+    /// a directory that is then not removed. Refused once anything was committed.
+    pub fn discard_new_index(mut self, remove_dir: bool) -> Result<()> {
+        self.wait_for_merges()?;
+        let dir = self.shared.dir.clone();
+        let manifest = Manifest::load(&dir)?;
+        if manifest.generation != 0 || !manifest.segments.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{}: has commits; only a new, empty index can be discarded",
+                dir.display()
+            )));
+        }
+        let manifest_path = dir.join(super::MANIFEST_FILE);
+        std::fs::remove_file(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
+        let lock_path = dir.join(LOCK_FILE);
+        std::fs::remove_file(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+        if remove_dir {
+            let _ = std::fs::remove_dir(&dir); // not empty: someone else is using it
+        }
+        Ok(())
+    }
+
+    /// Drops buffered additions and deletions, and a pending [`IndexWriter::reset`]; the
+    /// committed state is untouched.
     pub fn rollback(&mut self) {
         for doc in self.buffer.drain(..) {
             self.known_ids.remove(&doc.id);
         }
         self.known_ids
             .extend(std::mem::take(&mut self.pending_deletes));
+        if let Some(reset) = self.reset.take() {
+            self.known_ids = reset.committed_ids;
+        }
     }
 
     /// Makes a crash-safety test fail commits and merges right after `step`.
@@ -210,7 +272,7 @@ impl IndexWriter {
             docs: self.buffer.len(),
             ..CommitStats::default()
         };
-        if self.buffer.is_empty() && self.pending_deletes.is_empty() {
+        if self.buffer.is_empty() && self.pending_deletes.is_empty() && self.reset.is_none() {
             stats.generation = self.state.lock().manifest.generation;
             stats.total = started.elapsed();
             return Ok(stats);
@@ -221,18 +283,17 @@ impl IndexWriter {
         } else {
             let (name, fields) = {
                 let mut st = self.state.lock();
-                (
-                    segment_name(st.allocate_segment_id()),
-                    st.manifest.fields.clone(),
-                )
+                let fields = match &self.reset {
+                    Some(r) => r.manifest.fields.clone(),
+                    None => st.manifest.fields.clone(),
+                };
+                (segment_name(st.allocate_segment_id()), fields)
             };
-            let built = build_segment(
-                &name,
-                &self.buffer,
-                &fields,
-                &self.shared.analyzer,
-                &self.pool,
-            );
+            let analyzer = match &self.reset {
+                Some(r) => r.analyzer.clone(),
+                None => self.shared.current.read().analyzer().clone(),
+            };
+            let built = build_segment(&name, &self.buffer, &fields, &analyzer, &self.pool);
             stats.analysis = built.analysis;
             stats.encoding = built.encoding;
             Some(built)
@@ -247,12 +308,27 @@ impl IndexWriter {
             None => Vec::new(),
         };
         let current = self.shared.current.read().clone();
-        let mut next = st.manifest.clone();
+        let mut next = match &self.reset {
+            Some(r) => Manifest {
+                generation: st.manifest.generation,
+                next_segment_id: st.manifest.next_segment_id,
+                ..r.manifest.clone()
+            },
+            None => st.manifest.clone(),
+        };
         next.generation += 1;
-        let mut segments: Vec<LiveSegment> = current.segments().to_vec();
+        let analyzer = match &self.reset {
+            Some(r) => r.analyzer.clone(),
+            None => current.analyzer().clone(),
+        };
+        // A reset keeps none of the committed segments: they become garbage below.
+        let (mut segments, dropped): (Vec<LiveSegment>, Vec<LiveSegment>) = match self.reset {
+            Some(_) => (Vec::new(), current.segments().to_vec()),
+            None => (current.segments().to_vec(), Vec::new()),
+        };
         let mut replaced: Vec<Arc<DeleteSet>> = Vec::new();
         let mut new_delete_files = Vec::new();
-        if !self.pending_deletes.is_empty() {
+        if !self.pending_deletes.is_empty() && self.reset.is_none() {
             for (i, live) in current.segments().iter().enumerate() {
                 let mut hits = RoaringBitmap::new();
                 live.reader.scan_stored(|doc, id, _| {
@@ -304,7 +380,7 @@ impl IndexWriter {
         drop(current);
         let opened = t.elapsed();
         let (manifest_time, exclusive) = publish::publish(&self.shared, &mut st, next, |m| {
-            Snapshot::from_parts(m, segments)
+            Snapshot::from_parts(m, segments, analyzer)
         })?;
         stats.manifest = manifest_time;
         stats.publish = opened + exclusive;
@@ -314,6 +390,13 @@ impl IndexWriter {
                 Arc::downgrade(&old),
                 old.path().to_path_buf(),
             ));
+        }
+        stats.replaced_segments = dropped.len();
+        for old in dropped {
+            publish::retire(&dir, &mut st, &old); // and let go of it, for the GC below
+        }
+        if let Some(reset) = self.reset.take() {
+            drop(reset.committed_ids); // the documents they named are gone
         }
         stats.generation = st.manifest.generation;
         self.buffer.clear();

@@ -1,14 +1,17 @@
-//! `heddle-eval index`: a BEIR corpus into a new index.
+//! `heddle-eval index`: a BEIR corpus into an index, new or rebuilt.
 //!
-//! The index is built in a sibling directory and moved into place only when complete, so
-//! a malformed corpus or a crash leaves whatever was at `--index` exactly as it was.
+//! Building is one commit under the index's writer lock (`IndexWriter::reset`): a new
+//! index is created empty and filled by that commit; an existing one (only with
+//! `--force`) answers from its old segments until the commit's one manifest replace
+//! names only the new ones. A malformed corpus, an error, a crash or a kill leaves the
+//! last committed state whole, and the next writer removes the files a crash left.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use heddle::{AnalyzerConfig, Index, IndexSettings};
+use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
 use crate::progress::{Progress, thousands};
 
@@ -17,10 +20,12 @@ pub struct IndexArgs {
     /// BEIR directory holding corpus.jsonl (or the corpus.jsonl file itself).
     #[arg(long)]
     pub corpus: PathBuf,
-    /// Where to create the index.
+    /// The index directory: absent or empty (created), or an index (with --force).
+    /// A symbolic link is resolved once and its target used throughout.
     #[arg(long)]
     pub index: PathBuf,
-    /// Analyzer preset: english (stop words + stemming) or plain (lowercase only).
+    /// Analyzer preset: english (stop words + Snowball stemming), lucene-english
+    /// (the same with Lucene's Porter stemmer) or plain (lowercase only).
     #[arg(long, default_value = "english")]
     pub analyzer: String,
     /// Threads used to build segments (0: one per core).
@@ -36,7 +41,8 @@ pub struct IndexArgs {
     /// Refuse a document whose title and text exceed this many bytes.
     #[arg(long, default_value_t = heddle::DEFAULT_MAX_DOCUMENT_BYTES)]
     pub max_doc_bytes: usize,
-    /// Replace an existing index at --index (only once the new one is complete).
+    /// Replace the heddle index at --index, in one commit once the new one is built
+    /// (readers see the old index until then). Never replaces anything but an index.
     #[arg(long)]
     pub force: bool,
 }
@@ -44,38 +50,104 @@ pub struct IndexArgs {
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     let mut analyzer = AnalyzerConfig::preset(&args.analyzer)?;
     analyzer.max_token_chars = args.max_token_chars;
-    if !args.force && is_non_empty_dir(&args.index)? {
+    let settings = IndexSettings {
+        analyzer,
+        per_field: args.per_field,
+    };
+    let target = resolve_link(&args.index)?;
+    warn_of_old_staging(&target);
+    let existed = target.exists();
+    if existed && !target.is_dir() {
+        bail!("{}: exists and is not a directory", args.index.display());
+    }
+    let index = match Index::open(&target) {
+        Ok(index) => index,
+        Err(heddle::Error::NoIndex { .. }) => {
+            Index::create(&target, settings.clone()).map_err(|e| refusal(e, &args.index))?
+        }
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "{}: cannot open the index there to replace it; heddle replaces only an \
+                 index it can read (see heddle-eval check), so move it away by hand",
+                args.index.display()
+            )));
+        }
+    };
+    let mut writer = index.writer()?;
+    // The check that decides, made under the lock: an index with a commit is replaced
+    // only on request. (An index at generation 0 holds nothing: a crashed `index` run.)
+    let created = index.generation() == 0;
+    if !created && !args.force {
         bail!(
-            "{}: exists and is not empty; pass --force to replace it",
-            args.index.display()
+            "{}: holds a heddle index ({} documents); pass --force to replace it",
+            args.index.display(),
+            thousands(index.num_docs())
         );
     }
-    let staging = staging_dir(&args.index)?;
-    let result = build(args, analyzer, &staging);
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-        return result;
+    writer.reset(settings)?;
+    let result = build(args, &index, &mut writer);
+    if result.is_err() && created {
+        // A failed build of a new index leaves no index behind.
+        if let Err(e) = writer.discard_new_index(!existed) {
+            eprintln!("index: could not remove the empty index it created: {e}");
+        }
     }
-    if args.index.exists() {
-        std::fs::remove_dir_all(&args.index)
-            .with_context(|| format!("removing the old index at {}", args.index.display()))?;
-    }
-    std::fs::rename(&staging, &args.index)
-        .with_context(|| format!("moving the new index into {}", args.index.display()))?;
-    Ok(())
+    result
 }
 
-fn build(args: &IndexArgs, analyzer: AnalyzerConfig, staging: &Path) -> anyhow::Result<()> {
+/// What the user asked for is refused, not failed: say so in the words of the flag.
+fn refusal(e: heddle::Error, shown: &Path) -> anyhow::Error {
+    match e {
+        heddle::Error::NotEmpty { found, .. } => anyhow::anyhow!(
+            "{}: holds files heddle did not write ({found}); heddle creates an index only \
+             in an absent or empty directory and replaces only a heddle index, with or \
+             without --force",
+            shown.display()
+        ),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// A symbolic link is resolved once, so that every step works on one directory even
+/// if the link is changed meanwhile, and the link itself is left alone.
+fn resolve_link(path: &Path) -> anyhow::Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(path)
+            .with_context(|| format!("{}: a symbolic link to nothing", path.display())),
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+/// Older heddles built beside the index in `.NAME.building-PID` and could leave one
+/// behind when killed. It lies outside the index directory, which heddle never
+/// removes anything from, so it is only pointed out.
+fn warn_of_old_staging(index: &Path) {
+    let (Some(name), Some(parent)) = (index.file_name(), index.parent()) else {
+        return;
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    let prefix = format!(".{}.building-", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            eprintln!(
+                "index: note: {} is a staging directory an interrupted older heddle left; \
+                 remove it by hand",
+                entry.path().display()
+            );
+        }
+    }
+}
+
+fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut progress = Progress::new("index");
-    let index = Index::create(
-        staging,
-        IndexSettings {
-            analyzer,
-            per_field: args.per_field,
-        },
-    )?;
-    let mut writer = index.writer()?;
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
@@ -94,7 +166,7 @@ fn build(args: &IndexArgs, analyzer: AnalyzerConfig, staging: &Path) -> anyhow::
     ));
     let stats = writer.commit()?;
     let seconds = started.elapsed().as_secs_f64();
-    let bytes = dir_size(staging)?;
+    let bytes = dir_size(index.dir())?;
     println!(
         "indexed {} documents, {} terms, {} bytes on disk, {:.2} s, {:.0} documents/s",
         thousands(stats.docs as u64),
@@ -114,38 +186,6 @@ fn build(args: &IndexArgs, analyzer: AnalyzerConfig, staging: &Path) -> anyhow::
         stats.publish.as_secs_f64()
     );
     Ok(())
-}
-
-fn is_non_empty_dir(path: &Path) -> anyhow::Result<bool> {
-    match std::fs::read_dir(path) {
-        Ok(mut entries) => Ok(entries.next().is_some()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            bail!("{}: exists and is not a directory", path.display())
-        }
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
-}
-
-/// A fresh directory beside `index` (same filesystem, so the final rename is atomic).
-fn staging_dir(index: &Path) -> anyhow::Result<PathBuf> {
-    let name = index
-        .file_name()
-        .with_context(|| format!("{}: not a directory name", index.display()))?;
-    let parent = index
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    let staging = parent.join(format!(
-        ".{}.building-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging)?;
-    }
-    Ok(staging)
 }
 
 pub(crate) fn dir_size(dir: &Path) -> anyhow::Result<u64> {
