@@ -6,16 +6,56 @@
 //! `N` and `df` are totals over every segment of the snapshot, `dl` is the document's
 //! exact flat length (heddle does not quantize lengths), `avgdl` the snapshot's mean.
 
-/// BM25's free parameters, chosen per query.
+use crate::error::{Error, Result};
+
+/// BM25's free parameters, chosen per query. Build them with [`Bm25Params::new`] to have
+/// them checked at once; [`Searcher::search`](crate::Searcher::search) checks them anyway.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25Params {
+    /// Term-frequency saturation, in `0..=`[`Bm25Params::MAX_K1`].
     pub k1: f64,
+    /// Length normalisation, in `0..=1`.
     pub b: f64,
 }
 
 impl Default for Bm25Params {
     fn default() -> Self {
         Bm25Params { k1: 1.2, b: 0.75 }
+    }
+}
+
+impl Bm25Params {
+    /// The largest k1 accepted. A term's score is at most `qtf · idf · (k1 + 1)` and idf
+    /// stays below 45 for any document count a u64 can hold, so every score stays finite
+    /// by a huge margin (k1 = 1e308 made them all infinite); useful k1 sit far below it
+    /// (tuning grids rarely pass 3).
+    pub const MAX_K1: f64 = 1000.0;
+
+    /// Checked parameters: `0 ≤ k1 ≤ MAX_K1` and `0 ≤ b ≤ 1`, NaN and infinities refused.
+    pub fn new(k1: f64, b: f64) -> Result<Self> {
+        let params = Bm25Params { k1, b };
+        params.validate()?;
+        Ok(params)
+    }
+
+    /// Refuses parameters that would make a score infinite or NaN, or break the pruning
+    /// bounds (which assume a score grows with tf and shrinks with length).
+    pub fn validate(&self) -> Result<()> {
+        // `contains` is false for NaN, and the ranges are finite, so this refuses both.
+        if !(0.0..=Self::MAX_K1).contains(&self.k1) {
+            return Err(Error::InvalidArgument(format!(
+                "BM25 k1 must be a number from 0 to {} (got {:?})",
+                Self::MAX_K1,
+                self.k1
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.b) {
+            return Err(Error::InvalidArgument(format!(
+                "BM25 b must be a number from 0 to 1 (got {:?})",
+                self.b
+            )));
+        }
+        Ok(())
     }
 }
 

@@ -12,7 +12,8 @@ use crate::index::Snapshot;
 /// How to run one query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchOptions {
-    /// Hits to return.
+    /// Hits to return; at most the snapshot's live documents are (a larger k is clamped
+    /// to them, so no k can size an allocation beyond the index).
     pub k: usize,
     pub bm25: Bm25Params,
     /// The field scored: `Flat` (title and text together) unless the index has
@@ -81,7 +82,7 @@ impl Searcher {
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         self.check(opts)?;
         let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.field, opts.bm25);
-        let top = maxscore::top_k(&self.snapshot, opts.field, &terms, opts.k)?;
+        let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
         self.hits(top)
     }
 
@@ -89,19 +90,14 @@ impl Searcher {
     pub fn search_exhaustive(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         self.check(opts)?;
         let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.field, opts.bm25);
-        let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, opts.k)?;
+        let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
         self.hits(top)
     }
 
     /// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with
     /// length; a field must be indexed to be searched.
     fn check(&self, opts: &SearchOptions) -> Result<()> {
-        let Bm25Params { k1, b } = opts.bm25;
-        if !(k1.is_finite() && k1 >= 0.0 && (0.0..=1.0).contains(&b)) {
-            return Err(Error::InvalidArgument(format!(
-                "BM25 needs k1 ≥ 0 and 0 ≤ b ≤ 1 (got k1 = {k1}, b = {b})"
-            )));
-        }
+        opts.bm25.validate()?;
         if !self.snapshot.has_field(opts.field) {
             return Err(Error::InvalidArgument(format!(
                 "this index has no {} postings; rebuild it with per-field postings (heddle-eval index --per-field)",
@@ -109,6 +105,11 @@ impl Searcher {
             )));
         }
         Ok(())
+    }
+
+    /// `opts.k` clamped to the live documents: no more can match.
+    fn k(&self, opts: &SearchOptions) -> usize {
+        usize::try_from(self.snapshot.live_docs()).map_or(opts.k, |live| opts.k.min(live))
     }
 
     fn hits(&self, top: super::topk::TopK) -> Result<Vec<Hit>> {

@@ -38,11 +38,15 @@ pub(crate) struct TopK {
     heap: BinaryHeap<Worst>,
 }
 
+/// The most entries reserved up front: `k` comes from the caller, so the heap grows with
+/// the documents actually pushed rather than trusting it (k = 2^32 once asked for 64 GB).
+const MAX_RESERVED: usize = 1024;
+
 impl TopK {
     pub(crate) fn new(k: usize) -> Self {
         TopK {
             k,
-            heap: BinaryHeap::with_capacity(k + 1),
+            heap: BinaryHeap::with_capacity(k.min(MAX_RESERVED)),
         }
     }
 
@@ -94,6 +98,17 @@ mod tests {
         }
         let got: Vec<(f64, u64)> = top.into_sorted().iter().map(|s| (s.score, s.doc)).collect();
         assert_eq!(got, [(3.0, 2), (3.0, 9), (2.0, 0)]);
+    }
+
+    #[test]
+    fn a_huge_k_reserves_nothing_it_does_not_use() {
+        let mut top = TopK::new(usize::MAX);
+        assert!(top.heap.capacity() <= MAX_RESERVED);
+        top.push(1.0, 1);
+        top.push(2.0, 0);
+        assert_eq!(top.threshold(), None);
+        let got: Vec<u64> = top.into_sorted().iter().map(|s| s.doc).collect();
+        assert_eq!(got, [0, 1]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::quality::{self, DEFAULT_RESAMPLES, DEFAULT_SEED, METRICS, Run};
+use crate::quality::{self, DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, METRICS, Run};
 
 #[derive(Debug, Args)]
 pub struct CompareRunsArgs {
@@ -17,7 +17,7 @@ pub struct CompareRunsArgs {
     /// BEIR qrels .tsv (or a BEIR directory): every query in it is compared.
     #[arg(long)]
     pub qrels: PathBuf,
-    /// Bootstrap resamples.
+    /// Bootstrap resamples, from 1 to 1000000.
     #[arg(long, default_value_t = DEFAULT_RESAMPLES)]
     pub resamples: usize,
     /// The bootstrap's seed (fixed, so that the interval is reproducible).
@@ -31,6 +31,12 @@ pub struct CompareRunsArgs {
 pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
     if args.resamples == 0 {
         anyhow::bail!("--resamples must be at least 1");
+    }
+    if args.resamples > MAX_RESAMPLES {
+        anyhow::bail!(
+            "--resamples {} is more than the {MAX_RESAMPLES} allowed (each is kept in memory)",
+            args.resamples
+        );
     }
     let qrels = quality::read_qrels(&args.qrels)?;
     let a = quality::evaluate(&Run::read_trec_file(&args.a)?, &qrels, &METRICS);

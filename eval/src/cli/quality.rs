@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use heddle::{Bm25Params, Index};
+use heddle::Index;
 use serde_json::json;
 
-use super::ranking::RankingArgs;
+use super::ranking::{RankingArgs, bm25_flags, result_count};
 use crate::progress::thousands;
 use crate::quality::{self, METRICS, Retrieval, Run};
 
@@ -24,18 +24,19 @@ pub struct QualityArgs {
     /// BEIR qrels .tsv (or a BEIR directory: qrels/test.tsv). Every query in it is evaluated.
     #[arg(long)]
     pub qrels: PathBuf,
-    /// BM25 term-frequency saturation (Anserini's BEIR baselines use 0.9).
+    /// BM25 term-frequency saturation, from 0 to 1000 (Anserini's BEIR baselines use 0.9).
     #[arg(long, default_value_t = 0.9)]
     pub k1: f64,
-    /// BM25 length normalisation (Anserini's BEIR baselines use 0.4).
+    /// BM25 length normalisation, from 0 to 1 (Anserini's BEIR baselines use 0.4).
     #[arg(long, default_value_t = 0.4)]
     pub b: f64,
     /// Drop a hit whose id equals the query id (pyserini's --remove-query for BEIR).
     #[arg(long)]
     pub remove_query: bool,
-    /// Results kept per query (and written to --run-out).
+    /// Results kept per query (and written to --run-out), from 1 to 4294967295; a query
+    /// never yields more than the index's live documents.
     #[arg(long, default_value_t = 1000)]
-    pub hits: usize,
+    pub hits: u64,
     #[command(flatten)]
     pub ranking: RankingArgs,
     /// Write a TREC run file (qid Q0 docid rank score tag), --hits lines a query.
@@ -160,14 +161,9 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
 }
 
 fn retrieval(args: &QualityArgs) -> anyhow::Result<Retrieval> {
-    let bm25 = Bm25Params {
-        k1: args.k1,
-        b: args.b,
-    };
-    if args.hits == 0 {
-        bail!("--hits must be at least 1");
-    }
-    args.ranking.retrieval(bm25, args.hits, args.remove_query)
+    let bm25 = bm25_flags(args.k1, args.b)?;
+    let hits = result_count("--hits", args.hits)?;
+    args.ranking.retrieval(bm25, hits, args.remove_query)
 }
 
 /// Query id → text. A query id given twice is an error (which text would count?).

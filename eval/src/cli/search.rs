@@ -3,22 +3,23 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use heddle::{Bm25Params, Field, Index, SearchOptions};
+use heddle::{Field, Index, SearchOptions};
 
-use super::ranking::RankingArgs;
+use super::ranking::{RankingArgs, bm25_flags, result_count};
 use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     #[arg(long)]
     pub index: PathBuf,
-    /// Hits to return.
+    /// Hits to return, from 1 to 4294967295; no search returns more than the index's
+    /// live documents (the result heap is clamped to them).
     #[arg(long, default_value_t = 10)]
-    pub k: usize,
-    /// BM25 term-frequency saturation.
+    pub k: u64,
+    /// BM25 term-frequency saturation, from 0 to 1000.
     #[arg(long, default_value_t = 1.2)]
     pub k1: f64,
-    /// BM25 length normalisation.
+    /// BM25 length normalisation, from 0 to 1.
     #[arg(long, default_value_t = 0.75)]
     pub b: f64,
     #[command(flatten)]
@@ -42,25 +43,23 @@ struct JsonHit<'a> {
 #[derive(Serialize)]
 struct JsonResult<'a> {
     query: &'a str,
-    k: usize,
+    k: u64,
     k1: f64,
     b: f64,
     hits: Vec<JsonHit<'a>>,
 }
 
 pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
+    let k = result_count("--k", args.k)?;
+    let bm25 = bm25_flags(args.k1, args.b)?;
     let index = Index::open(&args.index)?;
     let query = args.query.join(" ");
-    let bm25 = Bm25Params {
-        k1: args.k1,
-        b: args.b,
-    };
     let searcher = index.searcher();
     // (id, score, title); fused rankings carry no titles (they rank ids from several
     // streams).
     let hits: Vec<(String, f64, String)> = if args.ranking.fuse.is_none() {
         let opts = SearchOptions {
-            k: args.k,
+            k,
             bm25,
             field: Field::parse(&args.ranking.field)?,
         };
@@ -70,7 +69,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
             .map(|h| (h.id, h.score, h.title))
             .collect()
     } else {
-        let retrieval = args.ranking.retrieval(bm25, args.k, false)?;
+        let retrieval = args.ranking.retrieval(bm25, k, false)?;
         eprintln!("ranking: {}", retrieval.describe());
         retrieval
             .run_query(&searcher, "", &query)?

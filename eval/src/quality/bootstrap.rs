@@ -13,6 +13,9 @@ use super::metrics::{Evaluation, Metric};
 
 /// Resamples drawn by default.
 pub const DEFAULT_RESAMPLES: usize = 10_000;
+/// The most resamples accepted: every resample's mean is kept for the percentiles, so the
+/// count sizes an allocation (a million is 8 MB, and far past a stable interval).
+pub const MAX_RESAMPLES: usize = 1_000_000;
 /// The fixed seed ("heddle" in ASCII).
 pub const DEFAULT_SEED: u64 = 0x6865_6464_6c65;
 /// Per-query differences smaller than this count as ties (floating-point noise).

@@ -12,7 +12,8 @@ mod run;
 mod streams;
 
 pub use bootstrap::{
-    Comparison, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, TIE_EPSILON, compare, paired_bootstrap,
+    Comparison, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, MAX_RESAMPLES, TIE_EPSILON, compare,
+    paired_bootstrap,
 };
 pub use metrics::{Evaluation, METRICS, Metric, Qrels, evaluate, ndcg_at, recall_at};
 pub use run::{Run, RunEntry, trec_order};

@@ -26,13 +26,15 @@ impl StreamSpec {
         let field = Field::parse(parts[0])?;
         let bm25 = match parts[1..] {
             [] => None,
-            [k1, b] => Some(Bm25Params {
-                k1: k1
+            [k1, b] => {
+                let k1 = k1
                     .parse()
-                    .with_context(|| format!("stream {spec:?}: k1 {k1:?} is not a number"))?,
-                b: b.parse()
-                    .with_context(|| format!("stream {spec:?}: b {b:?} is not a number"))?,
-            }),
+                    .with_context(|| format!("stream {spec:?}: k1 {k1:?} is not a number"))?;
+                let b = b
+                    .parse()
+                    .with_context(|| format!("stream {spec:?}: b {b:?} is not a number"))?;
+                Some(Bm25Params::new(k1, b).with_context(|| format!("stream {spec:?}"))?)
+            }
             _ => bail!("stream {spec:?}: expected FIELD or FIELD:K1:B (e.g. flat:1.2:0.75)"),
         };
         Ok(StreamSpec { field, bm25 })
@@ -225,7 +227,9 @@ impl Retrieval {
         k: usize,
     ) -> anyhow::Result<Vec<Hit>> {
         let opts = SearchOptions {
-            k: k + usize::from(self.remove_query),
+            // Saturating: `k` may be usize::MAX (a sum read to every match); the engine
+            // clamps it to the live documents.
+            k: k.saturating_add(usize::from(self.remove_query)),
             bm25: spec.bm25.unwrap_or(self.bm25),
             field: spec.field,
         };
@@ -255,6 +259,20 @@ mod tests {
         assert!(parse_streams("body").is_err());
         assert!(parse_streams("flat:1.2").is_err());
         assert!(parse_streams("flat:x:0.4").is_err());
+    }
+
+    #[test]
+    fn stream_bm25_parameters_that_would_make_scores_infinite_are_refused() {
+        for bad in [
+            "flat:1e308:0.75",
+            "flat:inf:0.4",
+            "flat:NaN:0.4",
+            "title:1.2:1.5",
+        ] {
+            let err = format!("{:#}", parse_streams(bad).unwrap_err());
+            assert!(err.contains(bad) && err.contains("from 0 to"), "{err}");
+        }
+        assert!(parse_streams("flat:1000:1").is_ok());
     }
 
     #[test]
