@@ -42,6 +42,18 @@ stress:
 	HEDDLE_KILLS=$(STRESS_KILLS) $(CARGO) test --release -p heddle-eval --test kill9 -- --nocapture
 	HEDDLE_STRESS_SECS=$(STRESS_SECS) $(CARGO) test --release -p heddle --test stress -- --nocapture
 
+# Rebuilds, other processes and kills, longer than `make test` runs them: 200 kill -9 of
+# `index --force` at random moments (the old or the new index must be whole after each),
+# then a minute of commits, merges and rebuilds beside two reader processes that open,
+# reload and search in a loop (no reader may fail; `check` clean after).
+TORTURE_KILLS ?= 200
+TORTURE_SECS ?= 60
+.PHONY: torture
+torture:
+	HEDDLE_REBUILD_KILLS=$(TORTURE_KILLS) HEDDLE_TORTURE_SECS=$(TORTURE_SECS) \
+		$(CARGO) test --release -p heddle-eval --test rebuild -- --nocapture --test-threads 1 \
+		kill_9_of_index_force readers_in_other_processes
+
 # Every decoder of on-disk bytes under cargo-fuzz, FUZZ_SECONDS each (default 30).
 fuzz:
 	bash scripts/fuzz.sh

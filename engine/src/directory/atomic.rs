@@ -22,6 +22,8 @@ pub(crate) fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Makes the directory's entries (creations, renames) durable.
 pub(crate) fn fsync_dir(dir: &Path) -> Result<()> {
+    #[cfg(test)]
+    SYNCED_DIRS.with(|s| s.borrow_mut().push(dir.to_path_buf()));
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, e))
@@ -42,4 +44,18 @@ pub(crate) fn atomic_replace(
     after_tmp()?;
     fs::rename(&tmp, &dest).map_err(|e| Error::io(&dest, e))?;
     fsync_dir(dir)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Every directory this thread fsynced, for tests that durability is not forgotten
+    /// (a missing directory fsync is invisible until the power fails).
+    static SYNCED_DIRS: std::cell::RefCell<Vec<std::path::PathBuf>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The directories this thread fsynced since the last call.
+#[cfg(test)]
+pub(crate) fn take_synced_dirs() -> Vec<std::path::PathBuf> {
+    SYNCED_DIRS.with(|s| std::mem::take(&mut *s.borrow_mut()))
 }

@@ -6,5 +6,7 @@ mod lock;
 mod mmap;
 
 pub(crate) use atomic::{atomic_replace, fsync_dir};
+#[cfg(test)]
+pub(crate) use atomic::take_synced_dirs;
 pub(crate) use lock::{DirLock, LOCK_FILE};
 pub(crate) use mmap::MappedFile;

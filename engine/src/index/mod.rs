@@ -243,3 +243,29 @@ fn refuse_unless_empty(dir: &Path) -> Result<()> {
         found: listed,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_makes_every_directory_it_creates_durable_in_its_parent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b/idx");
+        crate::directory::take_synced_dirs();
+        Index::create(&dir, IndexSettings::default()).unwrap();
+        let synced = crate::directory::take_synced_dirs();
+        for parent in [
+            tmp.path().to_path_buf(),
+            tmp.path().join("a"),
+            tmp.path().join("a/b"),
+        ] {
+            assert!(
+                synced.contains(&parent),
+                "{parent:?} not fsynced: {synced:?}"
+            );
+        }
+        // The first manifest's rename, in the index directory itself.
+        assert!(synced.contains(&dir), "{synced:?}");
+    }
+}

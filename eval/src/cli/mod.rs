@@ -9,6 +9,7 @@ mod index;
 mod merge;
 mod quality;
 mod ranking;
+mod read_loop;
 mod search;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,9 @@ pub enum Command {
     /// Test helper: commit numbered batches forever (for kill -9 tests).
     #[command(hide = true)]
     CrashWriter(crash_writer::CrashWriterArgs),
+    /// Test helper: open, reload and search in a loop, counting failures.
+    #[command(hide = true)]
+    ReadLoop(read_loop::ReadLoopArgs),
     /// nDCG@10 and recall@100 on judged queries (trec_eval -c semantics); writes the run.
     Quality(quality::QualityArgs),
     /// Compare two TREC runs query by query: differences with paired bootstrap intervals.
@@ -64,6 +68,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             crate::bench::run(&args, &crate::bench::default_engines()).map(drop)
         }
         Command::CrashWriter(args) => crash_writer::run(&args),
+        Command::ReadLoop(args) => read_loop::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::CompareRuns(args) => compare_runs::run(&args),
     }
