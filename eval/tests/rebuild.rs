@@ -93,20 +93,39 @@ fn add_beside_index_force_is_refused_or_serialised_never_mixed() {
     let extra = tmp.path().join("extra.jsonl");
     std::fs::write(&extra, "{\"_id\": \"x1\", \"text\": \"gamma every\"}\n").unwrap();
 
-    let rebuild = index_cmd(&new, &idx, true).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    let mut rebuild = index_cmd(&new, &idx, true).spawn().unwrap();
+    // The rebuild must hold the index's own writer lock from its start.
+    let lock = std::fs::File::open(idx.join("LOCK")).unwrap();
+    let waited = Instant::now();
+    loop {
+        match lock.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) => break,
+            Ok(()) => lock.unlock().unwrap(),
+            Err(e) => panic!("{e}"),
+        }
+        let running = rebuild.try_wait().unwrap().is_none();
+        assert!(
+            running && waited.elapsed() < Duration::from_secs(10),
+            "index --force never took the index's writer lock (running: {running})"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let add = heddle_eval(&["add", "--index", &s(&idx), "--docs", &s(&extra)]);
     let (rebuilt, stderr) = finish(rebuild);
     assert!(rebuilt, "{stderr}");
-    if !add.status.success() {
-        let msg = String::from_utf8_lossy(&add.stderr);
-        assert!(msg.contains("another writer holds the lock"), "{msg}");
-    }
     assert_checks(&idx);
     let ([betas, gammas], docs) = counts(&idx, ["beta", "gamma"]);
     assert_eq!(betas, 20_000, "the rebuilt corpus, whole");
     assert_eq!(docs, 20_000 + gammas, "nothing but the rebuild and the add");
-    assert!(gammas == 0 || add.status.success());
+    // Refused while the rebuild held the lock, or (if the rebuild ended first) committed
+    // after it and kept: never a success that the rebuild then lost.
+    if add.status.success() {
+        assert_eq!(gammas, 1, "a reported add was lost");
+    } else {
+        let msg = String::from_utf8_lossy(&add.stderr);
+        assert!(msg.contains("another writer holds the lock"), "{msg}");
+        assert_eq!(gammas, 0);
+    }
 }
 
 /// Item 2: `--force` never removes a directory that is not a heddle index.
