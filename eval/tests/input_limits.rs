@@ -182,3 +182,71 @@ fn k1_that_would_make_scores_infinite_is_refused() {
     assert!(help.contains("from 0 to 1000"), "{help}");
     let _ = heddle_eval;
 }
+
+/// An index of one document, "x", and the path of a docs file holding `body`.
+fn index_and_docs(dir: &Path, body: &str) -> (String, String) {
+    std::fs::write(dir.join("c.jsonl"), "{\"_id\":\"x\",\"text\":\"first\"}\n").unwrap();
+    let idx = dir.join("idx").to_string_lossy().into_owned();
+    ok(&[
+        "index",
+        "--corpus",
+        &dir.join("c.jsonl").to_string_lossy(),
+        "--index",
+        &idx,
+    ]);
+    std::fs::write(dir.join("d.jsonl"), body).unwrap();
+    (idx, dir.join("d.jsonl").to_string_lossy().into_owned())
+}
+
+#[test]
+fn an_overlong_line_is_refused_without_reading_it_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3 MB of text against a 1000-byte limit: the line is refused once it passes
+    // 6 × 1000 + 64 KiB (lines.rs tests that no more than that is read).
+    let body = "{\"_id\":\"a\",\"text\":\"ok\"}\n".to_string()
+        + &serde_json::json!({"_id": "b", "text": "x".repeat(3 << 20)}).to_string()
+        + "\n";
+    let (idx, docs) = index_and_docs(dir.path(), &body);
+    let msg = fails(
+        &[
+            "add",
+            "--index",
+            &idx,
+            "--docs",
+            &docs,
+            "--max-doc-bytes",
+            "1000",
+        ],
+        "d.jsonl:2: line longer than 71536 bytes (not read further)",
+    );
+    assert!(msg.contains("--max-doc-bytes 1000"), "{msg}");
+    let help = ok(&["add", "--help"]);
+    assert!(help.contains("64 KiB"), "{help}");
+}
+
+#[test]
+fn a_duplicate_id_in_one_file_names_its_first_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "{\"_id\":\"p\",\"text\":\"one\"}\n{\"_id\":\"q\",\"text\":\"two\"}\n\n{\"_id\":\"p\",\"text\":\"three\"}\n";
+    let (idx, docs) = index_and_docs(dir.path(), body);
+    for upsert in [&[][..], &["--upsert"][..]] {
+        let args = [&["add", "--index", &idx, "--docs", &docs][..], upsert].concat();
+        fails(&args, "d.jsonl:4: duplicate id \"p\", first seen at line 1");
+    }
+    // An id already in the index is still reported as such.
+    std::fs::write(&docs, "{\"_id\":\"x\",\"text\":\"again\"}\n").unwrap();
+    fails(
+        &["add", "--index", &idx, "--docs", &docs],
+        "d.jsonl:1: document \"x\": document id \"x\" is already in the index",
+    );
+}
+
+#[test]
+fn a_lone_surrogate_is_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (idx, docs) = index_and_docs(dir.path(), "{\"_id\":\"s\",\"text\":\"a\\ud800b\"}\n");
+    fails(
+        &["add", "--index", &idx, "--docs", &docs],
+        "d.jsonl:1: lone UTF-16 surrogate \\ud800 in a JSON string at column 21",
+    );
+}

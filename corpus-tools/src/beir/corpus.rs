@@ -1,14 +1,15 @@
 //! Reading `corpus.jsonl`: one document a line.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use heddle::Document;
 
-use super::error::BeirError;
+use super::error::{BeirError, LineProblem};
 use super::fields::RawFields;
-use super::lines::{Lines, open_buffered, resolve};
+use super::lines::{Lines, max_line_bytes, open_buffered, resolve};
 
 /// Streams the documents of a BEIR `corpus.jsonl`, one `{"_id", "title", "text"}` object
 /// a line.
@@ -23,8 +24,15 @@ use super::lines::{Lines, open_buffered, resolve};
 /// A malformed line yields an error naming the file and the 1-based line; iteration then
 /// goes on with the next line, so a caller may skip bad lines or stop at the first one.
 /// After an io error the iterator ends.
+///
+/// A line is read no further than [`max_line_bytes`](super::max_line_bytes) of the
+/// document size limit (by default [`heddle::DEFAULT_MAX_DOCUMENT_BYTES`]; set it to the
+/// writer's with [`CorpusReader::set_max_document_bytes`]), so that one line cannot
+/// exhaust memory.
 pub struct CorpusReader<R> {
     lines: Lines<R>,
+    /// Each id read so far and its line, when duplicates are refused.
+    seen: Option<HashMap<Box<str>, u64>>,
 }
 
 impl<R: BufRead> CorpusReader<R> {
@@ -32,7 +40,21 @@ impl<R: BufRead> CorpusReader<R> {
     pub fn new(reader: R, path: impl Into<PathBuf>) -> Self {
         CorpusReader {
             lines: Lines::new(reader, path.into()),
+            seen: None,
         }
+    }
+
+    /// Reads documents of at most `bytes` of title and text (the index writer's limit):
+    /// a longer line is an error as soon as it outgrows what such a document can take in
+    /// JSON, and it is never held whole.
+    pub fn set_max_document_bytes(&mut self, bytes: usize) {
+        self.lines.set_limit(max_line_bytes(bytes));
+    }
+
+    /// Makes an id seen earlier in this file an error naming the line where it was first
+    /// seen. Costs one copy of every id in memory, so it is off unless asked for.
+    pub fn refuse_duplicate_ids(&mut self) {
+        self.seen.get_or_insert_with(HashMap::new);
     }
 
     /// The path errors are reported against.
@@ -61,7 +83,20 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
             let text = f.take_text()?.unwrap_or_default();
             Ok(Document { id, title, text })
         });
-        Some(parsed.map_err(|p| self.lines.malformed(line_no, p)))
+        let checked = parsed.and_then(|doc| match &mut self.seen {
+            None => Ok(doc),
+            Some(seen) => match seen.get(doc.id.as_str()) {
+                Some(&first_line) => Err(LineProblem::DuplicateId {
+                    id: doc.id,
+                    first_line,
+                }),
+                None => {
+                    seen.insert(doc.id.as_str().into(), line_no);
+                    Ok(doc)
+                }
+            },
+        });
+        Some(checked.map_err(|p| self.lines.malformed(line_no, p)))
     }
 }
 
@@ -186,6 +221,49 @@ mod tests {
             err.to_string()
                 .starts_with("data/corpus.jsonl:2: invalid UTF-8")
         );
+    }
+
+    #[test]
+    fn a_duplicate_id_in_one_file_names_its_first_line() {
+        let input = "{\"_id\":\"a\"}\n{\"_id\":\"b\"}\n\n{\"_id\":\"a \"}\n{\"_id\":\"a\"}\n";
+        // Off by default: the reader alone does not care.
+        assert!(read(input).iter().all(Result::is_ok));
+        let mut reader = CorpusReader::new(input.as_bytes(), "data/corpus.jsonl");
+        reader.refuse_duplicate_ids();
+        let results: Vec<_> = reader.collect();
+        assert_eq!(results.len(), 4);
+        assert!(
+            results[..3].iter().all(Result::is_ok),
+            "\"a \" is another id"
+        );
+        let err = results[3].as_ref().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "data/corpus.jsonl:5: duplicate id \"a\", first seen at line 1"
+        );
+    }
+
+    #[test]
+    fn the_document_size_limit_bounds_the_line() {
+        let text = "é".repeat(100);
+        let line = format!("{{\"_id\":\"a\",\"text\":\"{text}\"}}\n");
+        let mut reader = CorpusReader::new(line.as_bytes(), "c.jsonl");
+        reader.set_max_document_bytes(0);
+        assert!(
+            reader.next().unwrap().is_ok(),
+            "64 KiB of slack for the id and keys"
+        );
+        let long = format!("{{\"_id\":\"a\",\"text\":\"{}\"}}\n", "x".repeat(80_000));
+        let mut reader = CorpusReader::new(long.as_bytes(), "c.jsonl");
+        reader.set_max_document_bytes(1000);
+        let Some(Err(err)) = reader.next() else {
+            panic!("an 80,000-byte line read with a 71,536-byte limit")
+        };
+        assert!(matches!(
+            err.problem(),
+            Some(LineProblem::LineTooLong { limit: 71_536 })
+        ));
+        assert!(reader.next().is_none());
     }
 
     #[test]

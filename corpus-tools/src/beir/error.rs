@@ -82,6 +82,23 @@ pub enum LineProblem {
     #[error("field \"_id\" is empty")]
     EmptyId,
 
+    /// The line is longer than the reader's limit, which follows from the largest document
+    /// accepted (six bytes of JSON for each byte of text, plus 64 KiB); it was read no
+    /// further. Raise the document size limit or split the document.
+    #[error("line longer than {limit} bytes (not read further)")]
+    LineTooLong { limit: u64 },
+
+    /// A JSON string holds a `\uD800`–`\uDFFF` escape that is not half of a surrogate
+    /// pair: it encodes no character. Fix the program that wrote the file.
+    #[error("lone UTF-16 surrogate {escape} in a JSON string at column {column}")]
+    LoneSurrogate { escape: String, column: usize },
+
+    /// An id appears a second time in one file (a corpus read with
+    /// [`refuse_duplicate_ids`](super::CorpusReader::refuse_duplicate_ids)): which
+    /// document is meant is unknowable. Remove or rename one of them.
+    #[error("duplicate id {id:?}, first seen at line {first_line}")]
+    DuplicateId { id: String, first_line: u64 },
+
     /// A qrels line does not have exactly `query-id`, `corpus-id` and `score`,
     /// separated by tabs.
     #[error("expected {expected} tab-separated columns, found {found}")]

@@ -36,7 +36,7 @@ impl RawFields {
         let fields = de
             .deserialize_map(ObjectVisitor)
             .and_then(|f| de.end().map(|()| f))
-            .map_err(json_problem)?;
+            .map_err(|e| json_problem(line, e))?;
         if let Some(field) = fields.duplicate {
             return Err(LineProblem::DuplicateField { field });
         }
@@ -73,8 +73,18 @@ fn take_string(
 }
 
 /// serde_json appends " at line L column C" to its messages; the line is always 1 here
-/// (one object per line), so the column is reported on its own.
-fn json_problem(e: serde_json::Error) -> LineProblem {
+/// (one object per line), so the column is reported on its own. A lone surrogate is
+/// named as such: serde_json calls it "unexpected end of hex escape" or a "lone leading
+/// surrogate" even when it is a trailing one.
+fn json_problem(line: &str, e: serde_json::Error) -> LineProblem {
+    if let Some((at, escape)) = lone_surrogate(line)
+        && at < e.column()
+    {
+        return LineProblem::LoneSurrogate {
+            escape: escape.to_string(),
+            column: at + 1,
+        };
+    }
     let full = e.to_string();
     let message = match full.rfind(" at line ") {
         Some(cut) if e.line() > 0 => full[..cut].to_string(),
@@ -84,6 +94,32 @@ fn json_problem(e: serde_json::Error) -> LineProblem {
         column: e.column(),
         message,
     }
+}
+
+/// The first `\uXXXX` escape of `line` that is a surrogate not paired as UTF-16 requires
+/// (high then low), with its 0-based byte offset. Backslashes only occur in JSON strings,
+/// so escapes are found without tracking where strings begin.
+fn lone_surrogate(line: &str) -> Option<(usize, &str)> {
+    let bytes = line.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        let hex = line.get(at + 2..at + 6)?;
+        (bytes[at + 1] == b'u').then(|| u16::from_str_radix(hex, 16).ok())?
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match unit(i) {
+            Some(0xD800..=0xDBFF) if matches!(unit(i + 6), Some(0xDC00..=0xDFFF)) => i += 12,
+            Some(0xD800..=0xDFFF) => return Some((i, &line[i..i + 6])),
+            Some(_) => i += 6,
+            // Any other escape is two bytes (`\n`, `\\`, ...).
+            None => i += 2,
+        }
+    }
+    None
 }
 
 #[derive(Clone, Copy)]
@@ -239,6 +275,42 @@ mod tests {
         ));
         assert!(matches!(
             RawFields::parse(r#"{"_id":"1"} x"#),
+            Err(LineProblem::InvalidJson { .. })
+        ));
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_named_as_such() {
+        for (json, escape, column) in [
+            (r#"{"_id":"1","text":"\ud800"}"#, r"\ud800", 20),
+            (r#"{"_id":"1","text":"x\uDBFFy"}"#, r"\uDBFF", 21),
+            (r#"{"_id":"1","text":"\udc00"}"#, r"\udc00", 20),
+            (r#"{"_id":"1","text":"\ud800\u0041"}"#, r"\ud800", 20),
+            (r#"{"_id":"\\\ud83d\ude00\ud800\ud800"}"#, r"\ud800", 23),
+        ] {
+            assert_eq!(
+                RawFields::parse(json).unwrap_err(),
+                LineProblem::LoneSurrogate {
+                    escape: escape.to_string(),
+                    column
+                },
+                "{json}"
+            );
+        }
+        let msg = RawFields::parse(r#"{"_id":"\ud800"}"#)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            msg,
+            r"lone UTF-16 surrogate \ud800 in a JSON string at column 9"
+        );
+        // A pair is one character; an escaped backslash before "ud800" is no escape.
+        let mut f = RawFields::parse(r#"{"_id":"\ud83d\ude00","text":"\\ud800"}"#).unwrap();
+        assert_eq!(f.take_id().unwrap(), "😀");
+        assert_eq!(f.take_text().unwrap().as_deref(), Some(r"\ud800"));
+        // An error before the surrogate is reported as it is.
+        assert!(matches!(
+            RawFields::parse(r#"{"_id":1 "text":"\ud800"}"#),
             Err(LineProblem::InvalidJson { .. })
         ));
     }

@@ -1,12 +1,22 @@
-//! Line splitting shared by the BEIR readers: 1-based numbering, BOM, CRLF, blank lines.
+//! Line splitting shared by the BEIR readers: 1-based numbering, BOM, CRLF, blank lines,
+//! and a bound on the length of a line.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::error::{BeirError, LineProblem};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The longest JSONL line that a document of at most `max_document_bytes` of title and
+/// text can need. JSON may write one byte of text as six (`\u0001`), and the id, the keys
+/// and metadata come on top: 64 KiB for those. Saturating, so no limit overflows.
+pub fn max_line_bytes(max_document_bytes: usize) -> u64 {
+    (max_document_bytes as u64)
+        .saturating_mul(6)
+        .saturating_add(64 << 10)
+}
 
 /// `path` itself if it is a file, `path/default_name` if it is a directory, so that the
 /// `open_*` helpers take either a BEIR directory or the file in it.
@@ -29,11 +39,18 @@ pub(crate) fn open_buffered(path: &Path) -> Result<BufReader<File>, BeirError> {
 /// 1-based line number; strips a trailing `\n` or `\r\n` and a UTF-8 byte order mark at
 /// the start of the file. After an io error it yields nothing more (a reader that failed
 /// once cannot be trusted to be at a line boundary).
+///
+/// A line longer than the limit is an error read no further than the limit: memory holds
+/// at most `limit` bytes of it, and its rest is skipped (not stored) before the next line.
 pub(crate) struct Lines<R> {
     reader: R,
     path: PathBuf,
     buf: Vec<u8>,
     line_no: u64,
+    /// The most bytes of a line, its `\n` not counted.
+    limit: u64,
+    /// The last line was over the limit and the reader is still inside it.
+    in_long_line: bool,
     done: bool,
 }
 
@@ -44,8 +61,15 @@ impl<R: BufRead> Lines<R> {
             path,
             buf: Vec::with_capacity(4096),
             line_no: 0,
+            limit: max_line_bytes(heddle::DEFAULT_MAX_DOCUMENT_BYTES),
+            in_long_line: false,
             done: false,
         }
+    }
+
+    /// Sets the most bytes a line may have (its `\n` not counted).
+    pub(crate) fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
     }
 
     /// The 1-based number of the line last returned by `next_line`.
@@ -73,7 +97,14 @@ impl<R: BufRead> Lines<R> {
                 return None;
             }
             self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
+            // One byte past the limit (plus the `\n`) tells an over-long line from one
+            // exactly at it.
+            let read = self.skip_long_line().and_then(|()| {
+                (&mut self.reader)
+                    .take(self.limit.saturating_add(1))
+                    .read_until(b'\n', &mut self.buf)
+            });
+            match read {
                 Ok(0) => {
                     self.done = true;
                     return None;
@@ -85,6 +116,14 @@ impl<R: BufRead> Lines<R> {
                 }
             }
             self.line_no += 1;
+            if self.buf.len() as u64 > self.limit && !self.buf.ends_with(b"\n") {
+                self.in_long_line = true;
+                self.buf.clear();
+                return Some(Err(self.malformed(
+                    self.line_no,
+                    LineProblem::LineTooLong { limit: self.limit },
+                )));
+            }
             let mut end = self.buf.len();
             if self.buf[..end].ends_with(b"\n") {
                 end -= 1;
@@ -115,6 +154,23 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
+impl<R: BufRead> Lines<R> {
+    /// Consumes the rest of an over-long line, up to and including its `\n`, a buffer at
+    /// a time and without keeping it.
+    fn skip_long_line(&mut self) -> std::io::Result<()> {
+        while self.in_long_line {
+            let chunk = self.reader.fill_buf()?;
+            let (used, found) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), chunk.is_empty()),
+            };
+            self.reader.consume(used);
+            self.in_long_line = !found;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +198,68 @@ mod tests {
                 Ok((5, "three".to_string()))
             ]
         );
+    }
+
+    /// Counts the bytes taken from the reader, to show how far a long line was read.
+    struct Counted<'a> {
+        inner: &'a [u8],
+        taken: std::rc::Rc<std::cell::Cell<usize>>,
+    }
+
+    impl std::io::Read for Counted<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(out)?;
+            self.taken.set(self.taken.get() + n);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_overlong_line_is_refused_without_reading_it_whole() {
+        let long = vec![b'x'; 4 << 20];
+        let mut input = b"{\"_id\":\"a\"}\n".to_vec();
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"\nafter\n");
+        let taken = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counted = Counted {
+            inner: &input,
+            taken: taken.clone(),
+        };
+        // A small buffer, so that what was read is close to what was asked for.
+        let mut lines = Lines::new(BufReader::with_capacity(256, counted), "c.jsonl".into());
+        lines.set_limit(1000);
+        assert_eq!(lines.next_line().unwrap().unwrap(), (1, "{\"_id\":\"a\"}"));
+        let err = lines.next_line().unwrap().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "c.jsonl:2: line longer than 1000 bytes (not read further)"
+        );
+        assert!(taken.get() <= 1000 + 2 * 256, "read {} bytes", taken.get());
+        assert!(lines.buf.capacity() <= 4096, "{}", lines.buf.capacity());
+        // The rest of the long line is skipped; the next line reads as usual.
+        assert_eq!(lines.next_line().unwrap().unwrap(), (3, "after"));
+        assert!(lines.next_line().is_none());
+    }
+
+    #[test]
+    fn a_line_exactly_at_the_limit_is_read() {
+        let mut lines = Lines::new(&b"12345\r\n123456\n12345"[..], "f".into());
+        lines.set_limit(6);
+        assert_eq!(lines.next_line().unwrap().unwrap(), (1, "12345"));
+        assert_eq!(lines.next_line().unwrap().unwrap(), (2, "123456"));
+        assert_eq!(lines.next_line().unwrap().unwrap(), (3, "12345"));
+        let mut lines = Lines::new(&b"1234567\n12\n1234567"[..], "f".into());
+        lines.set_limit(6);
+        assert!(lines.next_line().unwrap().is_err());
+        assert_eq!(lines.next_line().unwrap().unwrap(), (2, "12"));
+        assert!(lines.next_line().unwrap().is_err());
+        assert!(lines.next_line().is_none());
+    }
+
+    #[test]
+    fn the_line_limit_allows_for_json_escapes_and_never_overflows() {
+        assert_eq!(max_line_bytes(1000), 6000 + 65536);
+        assert_eq!(max_line_bytes(usize::MAX), u64::MAX);
     }
 
     #[test]

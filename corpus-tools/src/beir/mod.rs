@@ -1,7 +1,8 @@
 //! BEIR files in and out: `corpus.jsonl`, `queries.jsonl` and `qrels/*.tsv`.
 //!
-//! Readers stream (one line in memory at a time) and report a malformed line as a
-//! [`BeirError`] naming the file and the 1-based line number:
+//! Readers stream (one line in memory at a time, and no further into a line than
+//! [`max_line_bytes`]) and report a malformed line as a [`BeirError`] naming the file and
+//! the 1-based line number:
 //!
 //! ```no_run
 //! for doc in heddle_corpus::beir::open_corpus("../shared/data/scifact")? {
@@ -21,6 +22,7 @@ mod writer;
 
 pub use corpus::{CorpusReader, open_corpus};
 pub use error::{BeirError, LineProblem};
+pub use lines::max_line_bytes;
 pub use qrels::{Judgment, QrelsReader, qrels_by_query, read_qrels};
 pub use queries::{Query, QueryReader, open_queries};
 pub use writer::{CorpusWriter, QueriesWriter};

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use heddle::Index;
+use heddle_corpus::beir::{BeirError, LineProblem};
 
 use crate::progress::thousands;
 
@@ -16,10 +17,12 @@ pub struct AddArgs {
     /// Documents in BEIR corpus.jsonl form.
     #[arg(long)]
     pub docs: PathBuf,
-    /// Replace documents whose id is already in the index (in the same commit).
+    /// Replace documents whose id is already in the index (in the same commit). An id
+    /// given twice in --docs is still an error: which of the two is meant?
     #[arg(long)]
     pub upsert: bool,
-    /// Refuse a document whose title and text exceed this many bytes.
+    /// Refuse a document whose title and text exceed this many bytes (a line is read no
+    /// further than 6 times this plus 64 KiB, the most such a document takes in JSON).
     #[arg(long, default_value_t = heddle::DEFAULT_MAX_DOCUMENT_BYTES)]
     pub max_doc_bytes: usize,
     /// Threads used to build the segment (0: one per core).
@@ -33,9 +36,11 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
     let mut reader = heddle_corpus::beir::open_corpus(&args.docs)?;
+    reader.set_max_document_bytes(args.max_doc_bytes);
+    reader.refuse_duplicate_ids();
     let path = reader.path().to_path_buf();
     while let Some(doc) = reader.next() {
-        let doc = doc?;
+        let doc = doc.map_err(|e| with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
         let added = if args.upsert {
             writer.upsert(doc)
@@ -55,4 +60,14 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         thousands(index.num_docs())
     );
     Ok(())
+}
+
+/// Names the flag behind the limit an over-long line broke.
+fn with_hint(e: BeirError, max_doc_bytes: usize) -> anyhow::Error {
+    match e.problem() {
+        Some(LineProblem::LineTooLong { .. }) => anyhow::anyhow!(
+            "{e}: more than a document of --max-doc-bytes {max_doc_bytes} can take as JSON"
+        ),
+        _ => e.into(),
+    }
 }
