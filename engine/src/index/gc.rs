@@ -1,15 +1,17 @@
 //! Removing files no snapshot uses: those of segments merged away and delete sets
 //! replaced, once the last reader lets go; and, when a writer opens, what a crash left.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Weak;
 
 use super::Failpoint;
-use super::manifest::{MANIFEST_FILE, Manifest};
-use crate::directory::{LOCK_FILE, fsync_dir};
+use super::manifest::Manifest;
+use crate::directory::fsync_dir;
 use crate::error::{Error, Result};
 use crate::segment::SegmentReader;
 use crate::segment::deletes::DeleteSet;
+use crate::segment::names;
 
 /// Something the current manifest no longer names, with the files to remove once no
 /// snapshot holds it.
@@ -82,21 +84,32 @@ pub(crate) fn collect(
 /// Removes heddle files in `dir` that `manifest` does not name: segment files and
 /// delete sets written by a commit or merge that crashed before its manifest rename,
 /// files of a merge's sources whose removal was interrupted, and `MANIFEST.tmp`. Only
-/// names heddle writes are touched. Call with the writer lock held.
+/// regular files whose names heddle writes ([`names::classify`]) are touched: a user's
+/// `seg-notes`, a directory or a symlink is left alone, whatever its name. Call with the
+/// writer lock held.
 pub(crate) fn remove_leftovers(dir: &Path, manifest: &Manifest) -> Result<Vec<String>> {
-    let mut used: Vec<String> = manifest.segments.iter().flat_map(|s| s.files()).collect();
-    used.push(MANIFEST_FILE.to_string());
-    used.push(LOCK_FILE.to_string());
+    let used: HashSet<String> = manifest.segments.iter().flat_map(|s| s.files()).collect();
     let mut removed = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let ours = name.starts_with("seg-") || name == format!("{MANIFEST_FILE}.tmp");
-        if ours && !used.contains(&name) {
-            let path = entry.path();
-            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-            removed.push(name);
+        // A name that is not UTF-8 is not one heddle writes.
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if names::classify(&name).is_none() || used.contains(&name) {
+            continue;
+        }
+        let path = entry.path();
+        // `DirEntry::file_type` does not follow symlinks.
+        let file_type = entry.file_type().map_err(|e| Error::io(&path, e))?;
+        if !file_type.is_file() {
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed.push(name),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&path, e)),
         }
     }
     if !removed.is_empty() {

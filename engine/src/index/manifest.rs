@@ -10,6 +10,7 @@ use crate::analysis::AnalyzerConfig;
 use crate::directory::atomic_replace;
 use crate::error::{Error, Result};
 use crate::field::Field;
+use crate::segment::names::{self, HeddleFile, segment_id};
 use crate::segment::{FORMAT_VERSION, SegmentMeta, footer};
 
 pub const MANIFEST_FILE: &str = "MANIFEST";
@@ -75,29 +76,57 @@ impl Manifest {
                 found: manifest.format_version,
             });
         }
-        let bad = |detail: String| Error::Manifest {
+        manifest.validate().map_err(|detail| Error::Manifest {
             path: path.to_path_buf(),
             detail,
-        };
+        })?;
+        Ok(manifest)
+    }
+
+    /// The invariants every reader relies on that need no file but the manifest. A
+    /// checksum is no authentication: a manifest with a valid footer may still name
+    /// `../elsewhere/seg-000001`, which a merge would later delete. Each failure names
+    /// the field at fault.
+    fn validate(&self) -> std::result::Result<(), String> {
         // Every segment indexes the index's fields, flat first: merges and commits build
         // each new segment's files for exactly these fields from every source segment.
-        if manifest.fields.first() != Some(&Field::Flat) {
-            return Err(bad(format!(
-                "fields {:?} do not start with flat",
-                manifest.fields
-            )));
+        if self.fields.first() != Some(&Field::Flat) {
+            return Err(format!("fields {:?} do not start with flat", self.fields));
         }
-        if let Some(s) = manifest
-            .segments
-            .iter()
-            .find(|s| s.fields != manifest.fields)
-        {
-            return Err(bad(format!(
-                "segment {} indexes {:?}, the index {:?}",
-                s.name, s.fields, manifest.fields
-            )));
+        for (i, s) in self.segments.iter().enumerate() {
+            let at = format!("segments[{i}]");
+            let Some(id) = segment_id(&s.name) else {
+                return Err(format!(
+                    "{at}.name {:?}: not a segment name heddle writes (seg-NNNNNN)",
+                    s.name
+                ));
+            };
+            if id >= self.next_segment_id {
+                return Err(format!(
+                    "{at}.name {:?}: id {id} is not below next_segment_id {}",
+                    s.name, self.next_segment_id
+                ));
+            }
+            if s.fields != self.fields {
+                return Err(format!(
+                    "{at} {} indexes {:?}, the index {:?}",
+                    s.name, s.fields, self.fields
+                ));
+            }
+            if let Some(d) = &s.deletes {
+                let ours = matches!(
+                    names::classify(&d.file),
+                    Some(HeddleFile::Deletes { segment, .. }) if segment == s.name
+                );
+                if !ours {
+                    return Err(format!(
+                        "{at}.deletes.file {:?}: not a delete file heddle writes for {}",
+                        d.file, s.name
+                    ));
+                }
+            }
         }
-        Ok(manifest)
+        Ok(())
     }
 
     /// Replaces the manifest atomically. `after_tmp` runs once the temporary file is
@@ -118,23 +147,78 @@ impl Manifest {
 mod tests {
     use super::*;
     use crate::field::FieldCounts;
-    use crate::segment::SegmentMeta;
+    use crate::segment::{DeletesMeta, SegmentMeta};
 
     fn body_of(manifest: &Manifest) -> Vec<u8> {
         serde_json::to_vec(manifest).unwrap()
     }
 
+    /// A flat index of two segments, seg-000001 and seg-000002 (3 docs each).
+    fn two_segments() -> Manifest {
+        let mut m = Manifest::new(AnalyzerConfig::plain(), false);
+        for id in 1..=2 {
+            m.segments.push(SegmentMeta {
+                name: crate::segment::segment_name(id),
+                doc_count: 3,
+                fields: vec![Field::Flat],
+                tokens: FieldCounts::default(),
+                terms: FieldCounts::default(),
+                deletes: None,
+            });
+        }
+        m.next_segment_id = 3;
+        m
+    }
+
+    /// The error `parse` gives for `m`, as text.
+    fn refusal(m: &Manifest) -> String {
+        match Manifest::parse(Path::new("MANIFEST"), &body_of(m)) {
+            Err(e @ Error::Manifest { .. }) => e.to_string(),
+            other => panic!("expected a manifest error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn file_names_must_be_ones_heddle_writes() {
+        assert!(Manifest::parse(Path::new("MANIFEST"), &body_of(&two_segments())).is_ok());
+        for name in [
+            "../victim/seg-000001",
+            "/tmp/seg-000001",
+            "seg-1",
+            "seg-000001/..",
+            "",
+        ] {
+            let mut m = two_segments();
+            m.segments[1].name = name.into();
+            let err = refusal(&m);
+            assert!(
+                err.contains(&format!("segments[1].name {name:?}: not a segment name")),
+                "{err}"
+            );
+        }
+        for file in [
+            "../seg-000002.del-000001",
+            "seg-000001.del-000001", // another segment's
+            "seg-000002.lens",
+            "seg-000002.del-1",
+        ] {
+            let mut m = two_segments();
+            m.segments[1].deletes = Some(DeletesMeta {
+                file: file.into(),
+                count: 1,
+            });
+            let err = refusal(&m);
+            assert!(err.contains("segments[1].deletes.file"), "{err}");
+        }
+        let mut m = two_segments();
+        m.next_segment_id = 2;
+        assert!(refusal(&m).contains("not below next_segment_id 2"));
+    }
+
     #[test]
     fn segments_must_index_the_index_fields_flat_first() {
-        let mut m = Manifest::new(AnalyzerConfig::plain(), false);
-        m.segments.push(SegmentMeta {
-            name: "seg-000001".into(),
-            doc_count: 3,
-            fields: vec![Field::Flat],
-            tokens: FieldCounts::default(),
-            terms: FieldCounts::default(),
-            deletes: None,
-        });
+        let mut m = two_segments();
+        m.segments.truncate(1);
         let path = Path::new("MANIFEST");
         assert!(Manifest::parse(path, &body_of(&m)).is_ok());
 

@@ -14,7 +14,7 @@ use crate::directory::MappedFile;
 use crate::error::{Error, Result};
 
 pub(crate) fn file_name(segment: &str, generation: u64) -> String {
-    format!("{segment}.del-{generation:06}")
+    super::names::delete_file_name(segment, generation)
 }
 
 /// The complete file bytes (footer included) for `deleted`.

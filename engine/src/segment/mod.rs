@@ -9,6 +9,7 @@ pub(crate) mod deletes;
 pub(crate) mod footer;
 pub(crate) mod lengths;
 pub(crate) mod merger;
+pub(crate) mod names;
 mod reader;
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,7 @@ use crate::field::{Field, FieldCounts};
 
 pub(crate) use builder::build_segment;
 pub use footer::FORMAT_VERSION;
+pub(crate) use names::segment_name;
 pub(crate) use reader::SegmentReader;
 
 /// One kind of segment file.
@@ -107,8 +109,4 @@ impl SegmentMeta {
         }
         files
     }
-}
-
-pub(crate) fn segment_name(id: u64) -> String {
-    format!("seg-{id:06}")
 }
