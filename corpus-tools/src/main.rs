@@ -3,6 +3,7 @@
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -14,6 +15,16 @@ use heddle_corpus::stats::{corpus_stats, thousands};
 use heddle_corpus::synth::{
     Generator, GeneratorConfig, LengthModel, TREC_COVID_DOCS, WordModel, learn,
 };
+
+/// One line to stderr, like `eprintln!` but never a panic. heddle-corpus writes its
+/// results to files (and `stats` to stdout, where a closed pipe ends the report quietly);
+/// stderr carries only progress and notes, so a closed stderr (`2>&1 | head`) loses them
+/// rather than aborting a corpus half written.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
 
 #[derive(Parser)]
 #[command(
@@ -125,8 +136,18 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
     Ok((min, max))
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().command {
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            note!("heddle-corpus: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
         Command::Synth {
             out,
             docs,
@@ -190,7 +211,7 @@ fn with_progress(
     docs.enumerate().map(move |(i, d)| {
         let t = start.elapsed().as_secs_f64();
         if t - last >= 2.0 {
-            eprintln!("{what}: {} docs read {t:.1} s", thousands(i as u64));
+            note!("{what}: {} docs read {t:.1} s", thousands(i as u64));
             last = t;
         }
         d
@@ -214,7 +235,7 @@ fn synth(
             let reader = open_corpus(dir)?;
             let path = reader.path().to_path_buf();
             let learned = learn(with_progress("learn", reader))?;
-            eprintln!(
+            note!(
                 "synth: learned {} words from {} documents ({} tokens) of {}",
                 thousands(learned.words.len() as u64),
                 thousands(learned.docs),
@@ -238,7 +259,7 @@ fn synth(
         }
     };
     let summary = model.summary();
-    eprintln!(
+    note!(
         "synth: model: {}; {} head words, {} known rare words, tail mass {:.3}, tail exponent {:.3}",
         summary.description,
         thousands(summary.head_words as u64),
@@ -260,7 +281,7 @@ fn synth(
     let mut progress = |done: u64, total: u64| {
         let t = gen_start.elapsed().as_secs_f64();
         if t - last >= 2.0 || done == total {
-            eprintln!(
+            note!(
                 "synth: {}/{} docs ({:.0}%) {t:.1} s",
                 thousands(done),
                 thousands(total),
@@ -284,7 +305,7 @@ fn synth(
     let queries = question_queries(&table, query_count, seed)?;
     let queries_path = out.join("queries.jsonl");
     write_queries(&queries_path, &queries)?;
-    eprintln!(
+    note!(
         "synth: wrote {} documents ({} tokens, mean {:.1} words) to {} and {} queries to {} in {:.1} s",
         thousands(generated.docs),
         thousands(generated.tokens),
@@ -321,7 +342,7 @@ fn sample_queries(
     let reader = open_corpus(corpus)?;
     let table = DfTable::from_corpus(with_progress("queries", reader), &analyzer)?;
     for (band, weight) in BANDS.iter().zip(BAND_WEIGHTS) {
-        eprintln!(
+        note!(
             "queries: band {:<8} df {:>5.2}%..{:>5.2}% of {} docs (at least {}): {} terms, weight {:.0}%",
             band.name,
             100.0 * band.min_fraction,
@@ -337,7 +358,7 @@ fn sample_queries(
         Style::Questions => question_queries(&table, count, seed)?,
     };
     write_queries(out, &queries)?;
-    eprintln!(
+    note!(
         "queries: wrote {} queries to {}",
         queries.len(),
         out.display()

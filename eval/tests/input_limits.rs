@@ -250,3 +250,64 @@ fn a_lone_surrogate_is_named_in_the_error() {
         "d.jsonl:1: lone UTF-16 surrogate \\ud800 in a JSON string at column 21",
     );
 }
+
+/// Runs heddle-eval with its stdout a pipe whose read end is closed at once; returns
+/// the exit status and stderr.
+fn with_stdout_closed(args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Ended quietly: success, or killed by SIGPIPE as a Unix filter is; never a panic.
+fn assert_quiet_end(what: &str, (status, stderr): (std::process::ExitStatus, String)) {
+    use std::os::unix::process::ExitStatusExt;
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    assert!(
+        status.success() || status.signal() == Some(libc::SIGPIPE),
+        "{what}: {status:?} {stderr}"
+    );
+}
+
+#[test]
+fn a_closed_stdout_ends_search_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    // 300 hits of 1 KB titles: more than a pipe buffer, so the write must meet the
+    // closed pipe whatever the timing.
+    let corpus: String = (0..300)
+        .map(|i| {
+            let title = format!("title {i} {}", "long ".repeat(200));
+            serde_json::json!({"_id": format!("d{i}"), "title": title, "text": "common"})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(dir.path().join("c.jsonl"), corpus).unwrap();
+    let idx = dir.path().join("idx").to_string_lossy().into_owned();
+    let corpus = dir.path().join("c.jsonl").to_string_lossy().into_owned();
+    assert_quiet_end(
+        "index",
+        with_stdout_closed(&["index", "--corpus", &corpus, "--index", &idx]),
+    );
+    // The index was committed before anything was printed.
+    let out = ok(&["search", "--index", &idx, "--json", "--k", "1000", "common"]);
+    assert_eq!(hit_count(&out), 300);
+    for json in [false, true] {
+        let mut args = vec!["search", "--index", &idx, "--k", "1000", "common"];
+        if json {
+            args.push("--json");
+        }
+        assert_quiet_end("search", with_stdout_closed(&args));
+    }
+    assert_quiet_end("help", with_stdout_closed(&["search", "--help"]));
+}
