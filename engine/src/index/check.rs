@@ -7,7 +7,6 @@ use std::path::Path;
 use super::Manifest;
 use crate::directory::MappedFile;
 use crate::error::Error;
-use crate::postings::TERMINATED;
 use crate::segment::deletes::DeleteSet;
 use crate::segment::{SegmentComponent, SegmentReader, footer};
 
@@ -72,12 +71,12 @@ pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
                 continue;
             }
         };
-        check_structures(dir, &reader, &mut report);
+        check_structures(&reader, &mut report);
     }
     report
 }
 
-fn check_structures(dir: &Path, reader: &SegmentReader, report: &mut CheckReport) {
+fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
     let meta = reader.meta();
     for &field in &meta.fields {
         let Some(mut terms) = reader.terms(field) else {
@@ -92,79 +91,13 @@ fn check_structures(dir: &Path, reader: &SegmentReader, report: &mut CheckReport
                     break;
                 }
             };
-            let term = term.as_slice();
             report.postings_lists_checked += 1;
-            let list = match reader.postings(field, &info) {
-                Ok(l) => l,
-                Err(e) => {
-                    report.problems.push(e);
-                    continue;
-                }
-            };
-            let lengths = reader.lengths(field);
-            let mut cursor = list.cursor();
-            let (mut count, mut last, mut bounds_ok) = (0u32, None, true);
-            while cursor.doc() != TERMINATED {
-                let doc = cursor.doc();
-                if doc >= meta.doc_count || last.is_some_and(|l| doc <= l) {
-                    report.problems.push(corrupt(
-                        dir,
-                        meta,
-                        field,
-                        term,
-                        format!("doc {doc} out of order or range"),
-                    ));
-                    break;
-                }
-                // The skip table's bounds must hold for every posting, or pruning could
-                // drop a document the exhaustive path would rank.
-                let (tf, len) = (cursor.tf(), lengths.get(doc));
-                if bounds_ok && (tf > cursor.block_max_tf() || len < cursor.block_min_len()) {
-                    bounds_ok = false; // one report per list
-                    report.problems.push(corrupt(
-                        dir,
-                        meta,
-                        field,
-                        term,
-                        format!(
-                            "doc {doc} (tf {tf}, length {len}) exceeds its block's bounds \
-                             (max tf {}, min length {})",
-                            cursor.block_max_tf(),
-                            cursor.block_min_len()
-                        ),
-                    ));
-                }
-                last = Some(doc);
-                count += 1;
-                cursor.advance();
-            }
-            if count != info.df {
-                report.problems.push(corrupt(
-                    dir,
-                    meta,
-                    field,
-                    term,
-                    format!("{count} postings, dictionary says {}", info.df),
-                ));
-            }
+            let problems = reader.verify_postings(field, &term, &info, |_, _| {});
+            report.problems.extend(problems);
         }
     }
     if let Err(e) = reader.scan_stored(|_, _, _| Ok(())) {
         report.problems.push(e);
-    }
-}
-
-fn corrupt(
-    dir: &Path,
-    meta: &crate::segment::SegmentMeta,
-    field: crate::Field,
-    term: &[u8],
-    detail: String,
-) -> Error {
-    Error::Corrupt {
-        path: dir.join(SegmentComponent::Postings(field).file_name(&meta.name)),
-        what: "postings list",
-        detail: format!("term {:?}: {detail}", String::from_utf8_lossy(term)),
     }
 }
 

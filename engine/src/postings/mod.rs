@@ -4,7 +4,8 @@
 //! [`PostingsWriter`] encodes a list; [`PostingsList::open`] validates one read from disk
 //! (cheaply: O(number of blocks) over the skip table, plus the tail block) and derives the
 //! term's score bounds; [`PostingsCursor`] walks it (`advance`, `seek`) and exposes per-block
-//! maxima (`shallow_seek`, `block_max_tf`, `block_min_len`) for dynamic pruning.
+//! maxima (`shallow_seek`, `block_max_tf`, `block_min_len`) for dynamic pruning;
+//! [`verify`] walks a whole list and checks every posting (for `check` and merges).
 //!
 //! The byte layout is specified in docs/FORMAT.md ("Postings"). In short: lists of 128
 //! postings or more start with a skip table of 8-byte entries (last doc, the block's two
@@ -16,6 +17,7 @@
 mod bound_code;
 mod reader;
 mod tail;
+mod verify;
 mod writer;
 
 #[cfg(test)]
@@ -23,6 +25,7 @@ mod tests;
 
 pub(crate) use reader::PostingsCursor;
 pub(crate) use reader::PostingsList;
+pub(crate) use verify::verify;
 pub(crate) use writer::PostingsWriter;
 
 /// Postings per block (the BitPacker4x block length).

@@ -206,7 +206,6 @@ impl<'a> PostingsList<'a> {
     }
 
     /// Number of postings.
-    #[cfg(test)]
     pub(crate) fn df(&self) -> u32 {
         self.df
     }

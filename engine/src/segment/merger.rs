@@ -6,9 +6,9 @@ use std::time::Instant;
 use super::builder::BuiltSegment;
 use super::deletes::DeleteSet;
 use super::{SegmentComponent, SegmentMeta, SegmentReader, footer};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::field::{Field, FieldCounts};
-use crate::postings::{PostingsWriter, TERMINATED};
+use crate::postings::PostingsWriter;
 use crate::segment::lengths::{DocLengths, LengthTable};
 use crate::store::StoreWriter;
 use crate::termdict::{TermDictWriter, TermInfo, TermWalker};
@@ -53,6 +53,19 @@ pub(crate) fn merge_segments(
             }
             Ok(())
         })?;
+        // Postings are mapped through `map` by index: it must cover every doc id the
+        // segment's postings may name.
+        if map.len() != src.reader.doc_count() as usize {
+            return Err(Error::Corrupt {
+                path: src.reader.store_path().to_path_buf(),
+                what: "stored fields",
+                detail: format!(
+                    "scan gave {} documents, manifest says {}",
+                    map.len(),
+                    src.reader.doc_count()
+                ),
+            });
+        }
         doc_maps.push(map);
     }
     let tokens = lengths.tokens();
@@ -110,19 +123,21 @@ fn merge_field(
             };
             let info = *info;
             heads[s] = next_head(&mut walkers[s])?;
-            let list = src.reader.postings(field, &info)?;
-            let mut cursor = list.cursor();
-            while cursor.doc() != TERMINATED {
-                let new = doc_maps[s]
-                    .get(cursor.doc() as usize)
-                    .copied()
-                    .unwrap_or(PURGED);
-                // A crafted list could repeat or reorder docs; keep the output ascending.
-                if new != PURGED && docs.last().is_none_or(|&last| new > last) {
+            // Verified as `check_index` verifies it: a damaged list is refused, never
+            // filtered into a sound-looking merged segment that `check` would pass.
+            let map = &doc_maps[s];
+            let problems = src.reader.verify_postings(field, &term, &info, |doc, tf| {
+                // `doc` is below the segment's doc count (verified before `visit`), which
+                // is the map's length; maps only grow, so the merged list stays strictly
+                // ascending across the sources.
+                let new = map[doc as usize];
+                if new != PURGED {
                     docs.push(new);
-                    tfs.push(cursor.tf().max(1));
+                    tfs.push(tf);
                 }
-                cursor.advance();
+            });
+            if let Some(first) = problems.into_iter().next() {
+                return Err(first);
             }
         }
         if docs.is_empty() {

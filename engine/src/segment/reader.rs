@@ -9,7 +9,7 @@ use super::{
 use crate::directory::MappedFile;
 use crate::error::{Error, Result};
 use crate::field::Field;
-use crate::postings::PostingsList;
+use crate::postings::{PostingsList, verify};
 use crate::store::{StoreReader, StoredDoc};
 use crate::termdict::{TermDict, TermInfo, TermWalker};
 
@@ -152,9 +152,47 @@ impl SegmentReader {
         }
     }
 
+    /// Opens the postings of `term` (whose entry is `info`) in `field` and checks every
+    /// posting with [`crate::postings::verify`], calling `visit(doc, tf)` for each one in
+    /// range and in order. Each problem is an error naming the postings file and the term.
+    /// Empty when the list is sound. `check_index` reports them all; a merge refuses the
+    /// segment on the first.
+    pub(crate) fn verify_postings(
+        &self,
+        field: Field,
+        term: &[u8],
+        info: &TermInfo,
+        visit: impl FnMut(u32, u32),
+    ) -> Vec<Error> {
+        let list = match self.postings(field, info) {
+            Ok(list) => list,
+            Err(e) => return vec![e],
+        };
+        let lengths = self.lengths(field);
+        let problems = verify(&list, self.meta.doc_count, |d| lengths.get(d), visit);
+        let path = self.fields[field.index()]
+            .as_ref()
+            .map(|f| f.postings_file.path().to_path_buf())
+            .unwrap_or_default(); // `postings` succeeded, so the field is indexed
+        let term = String::from_utf8_lossy(term);
+        problems
+            .into_iter()
+            .map(|detail| Error::Corrupt {
+                path: path.clone(),
+                what: "postings list",
+                detail: format!("term {term:?}: {detail}"),
+            })
+            .collect()
+    }
+
     /// The document lengths of `field`, which this segment must index.
     pub(crate) fn lengths(&self, field: Field) -> LengthTable<'_> {
         self.lengths.table(self.lengths_file.body(), field)
+    }
+
+    /// The stored-fields file, for errors.
+    pub(crate) fn store_path(&self) -> &Path {
+        self.store_file.path()
     }
 
     /// Stored document `doc` (decompresses its block: for the final hits).

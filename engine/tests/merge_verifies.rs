@@ -1,0 +1,110 @@
+//! A merge reads its sources as strictly as `check` does: a damaged postings list is a
+//! typed error naming the file and the term, never filtered into a merged segment that
+//! `check` would then call sound (issue 13, item 11).
+
+use std::path::Path;
+
+use heddle::{AnalyzerConfig, Document, Error, Index, IndexSettings, check_index};
+
+/// A flat index with the plain analyzer: one segment per batch, no background merges.
+fn index_of(dir: &Path, batches: &[Vec<Document>]) -> Index {
+    let settings = IndexSettings {
+        analyzer: AnalyzerConfig::plain(),
+        ..Default::default()
+    };
+    let index = Index::create(dir, settings).unwrap();
+    let mut w = index.writer().unwrap();
+    w.set_background_merges(false);
+    for batch in batches {
+        for d in batch {
+            w.add(d.clone()).unwrap();
+        }
+        w.commit().unwrap();
+    }
+    index
+}
+
+/// Edits a file's body and reseals it with a valid footer (body length, CRC-32, format
+/// version, magic: engine/src/segment/footer.rs): damage a checksum cannot see.
+fn reseal(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut body = bytes[..bytes.len() - 20].to_vec();
+    edit(&mut body);
+    let (len, crc) = (body.len() as u64, crc32fast::hash(&body));
+    body.extend_from_slice(&len.to_le_bytes());
+    body.extend_from_slice(&crc.to_le_bytes());
+    body.extend_from_slice(&heddle::segment::FORMAT_VERSION.to_le_bytes());
+    body.extend_from_slice(b"HDLF");
+    std::fs::write(path, body).unwrap();
+}
+
+/// Opens the index afresh (as the `merge` command does), merges everything into one
+/// segment and expects a corruption error naming `post` and `term`; then checks the
+/// index was left as it was, damage and all, for `check` to see.
+fn assert_merge_refuses(dir: &Path, post: &Path, term: &str, what: &str) {
+    let index = Index::open(dir).unwrap();
+    let segments = index.segments().len();
+    let mut w = index.writer().unwrap();
+    w.set_background_merges(false);
+    match w.merge(1) {
+        Err(Error::Corrupt { path, detail, .. }) => {
+            assert_eq!(path, post, "{detail}");
+            assert!(detail.contains(&format!("term {term:?}")), "{detail}");
+            assert!(detail.contains(what), "{detail}");
+        }
+        other => panic!("the merge must refuse the damaged list, got {other:?}"),
+    }
+    drop(w);
+    assert_eq!(index.segments().len(), segments);
+    let report = check_index(index.dir());
+    assert!(
+        report.problems.iter().any(|p| p.to_string().contains(what)),
+        "{:?}",
+        report.problems
+    );
+}
+
+#[test]
+fn merge_refuses_a_postings_list_with_an_out_of_range_doc() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_of(
+        dir.path(),
+        &[
+            vec![
+                Document::new("a", "", "alpha"),
+                Document::new("b", "", "beta"),
+            ],
+            vec![Document::new("c", "", "alpha gamma")],
+        ],
+    );
+    let post = dir.path().join("seg-000001.flat.post");
+    reseal(&post, |body| {
+        // "alpha" then "beta", each one posting as two varints: gap, tf - 1.
+        assert_eq!(body.as_slice(), [0, 0, 1, 0]);
+        body[0] = 5; // "alpha" in doc 5 of a segment of 2
+    });
+    drop(index);
+    assert_merge_refuses(dir.path(), &post, "alpha", "doc 5 out of order or range");
+}
+
+#[test]
+fn merge_refuses_a_postings_list_whose_tf_exceeds_its_block_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    // 256 postings of "alpha": two full blocks with a skip table; doc 5 has tf 4.
+    let docs: Vec<Document> = (0..256)
+        .map(|i| {
+            let text = if i == 5 {
+                "alpha alpha alpha alpha"
+            } else {
+                "alpha"
+            };
+            Document::new(format!("d{i}"), "", text)
+        })
+        .collect();
+    let index = index_of(dir.path(), &[docs, vec![Document::new("x", "", "alpha")]]);
+    let post = dir.path().join("seg-000001.flat.post");
+    // Skip entry 0 (bytes 0..8): its max tf code (byte 6) says 1, below doc 5's tf 4.
+    reseal(&post, |body| body[6] = 1);
+    drop(index);
+    assert_merge_refuses(dir.path(), &post, "alpha", "exceeds its block's bounds");
+}
