@@ -1,6 +1,7 @@
 //! A full consistency check of an index directory: every file's footer and checksum,
 //! then every structure inside (term dictionaries, every postings list, lengths, stored
-//! records, delete sets). Reports every problem found, not just the first.
+//! records, delete sets), and every count the manifest records against the files it
+//! describes. Reports every problem found, not just the first.
 
 use std::path::Path;
 
@@ -57,20 +58,23 @@ pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
         }
         if let Some(d) = &meta.deletes {
             report.files_checked += 1;
-            if let Err(e) = DeleteSet::open(dir, &d.file, meta.doc_count) {
+            if let Err(e) = DeleteSet::open_counted(dir, d, meta.doc_count) {
                 report.problems.push(e);
             }
         }
         if !files_ok {
             continue;
         }
-        let reader = match SegmentReader::open(dir, meta) {
+        // The files, not the counts: a manifest's wrong term count is one more problem,
+        // not a reason to skip checking the segment's structures.
+        let reader = match SegmentReader::open_files(dir, meta) {
             Ok(r) => r,
             Err(e) => {
                 report.problems.push(e);
                 continue;
             }
         };
+        report.problems.extend(reader.count_problems());
         check_structures(&reader, &mut report);
     }
     report
@@ -79,6 +83,19 @@ pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
 fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
     let meta = reader.meta();
     for &field in &meta.fields {
+        // BM25's average length comes from the manifest's totals, not the lengths file.
+        let total = reader.lengths(field).total();
+        if total != meta.tokens.get(field) {
+            report.problems.push(Error::Corrupt {
+                path: reader.lengths_path().to_path_buf(),
+                what: "document lengths",
+                detail: format!(
+                    "{} lengths sum to {total} tokens, manifest says {}",
+                    field.name(),
+                    meta.tokens.get(field)
+                ),
+            });
+        }
         let Some(mut terms) = reader.terms(field) else {
             continue;
         };

@@ -2,6 +2,7 @@
 //! person can read it) followed by the standard footer, and it is only ever replaced
 //! atomically.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -85,14 +86,23 @@ impl Manifest {
 
     /// The invariants every reader relies on that need no file but the manifest. A
     /// checksum is no authentication: a manifest with a valid footer may still name
-    /// `../elsewhere/seg-000001`, which a merge would later delete. Each failure names
-    /// the field at fault.
+    /// `../elsewhere/seg-000001`, which a merge would later delete, or list a segment
+    /// twice, which a merge would copy twice. Each failure names the field at fault.
     fn validate(&self) -> std::result::Result<(), String> {
         // Every segment indexes the index's fields, flat first: merges and commits build
         // each new segment's files for exactly these fields from every source segment.
         if self.fields.first() != Some(&Field::Flat) {
             return Err(format!("fields {:?} do not start with flat", self.fields));
         }
+        if let Some(f) = self
+            .fields
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| self.fields[..i].contains(f).then_some(f))
+        {
+            return Err(format!("fields {:?} name {} twice", self.fields, f.name()));
+        }
+        let mut seen = HashSet::with_capacity(self.segments.len());
         for (i, s) in self.segments.iter().enumerate() {
             let at = format!("segments[{i}]");
             let Some(id) = segment_id(&s.name) else {
@@ -107,11 +117,25 @@ impl Manifest {
                     s.name, self.next_segment_id
                 ));
             }
+            if !seen.insert(s.name.as_str()) {
+                return Err(format!("{at}.name {:?}: listed twice", s.name));
+            }
             if s.fields != self.fields {
                 return Err(format!(
                     "{at} {} indexes {:?}, the index {:?}",
                     s.name, s.fields, self.fields
                 ));
+            }
+            // Snapshot totals sum every field over every segment.
+            for f in Field::ALL.into_iter().filter(|f| !s.has_field(*f)) {
+                let (tokens, terms) = (s.tokens.get(f), s.terms.get(f));
+                if tokens != 0 || terms != 0 {
+                    return Err(format!(
+                        "{at} {}: {tokens} tokens and {terms} terms of {}, a field it does not index",
+                        s.name,
+                        f.name()
+                    ));
+                }
             }
             if let Some(d) = &s.deletes {
                 let ours = matches!(
@@ -122,6 +146,12 @@ impl Manifest {
                     return Err(format!(
                         "{at}.deletes.file {:?}: not a delete file heddle writes for {}",
                         d.file, s.name
+                    ));
+                }
+                if d.count > s.doc_count {
+                    return Err(format!(
+                        "{at}.deletes.count {} exceeds the segment's doc_count {}",
+                        d.count, s.doc_count
                     ));
                 }
             }
@@ -213,6 +243,35 @@ mod tests {
         let mut m = two_segments();
         m.next_segment_id = 2;
         assert!(refusal(&m).contains("not below next_segment_id 2"));
+    }
+
+    #[test]
+    fn counts_and_entries_must_be_possible() {
+        let mut dup = two_segments();
+        dup.segments[1].name = dup.segments[0].name.clone();
+        assert!(refusal(&dup).contains("listed twice"));
+
+        let mut over = two_segments();
+        over.segments[0].deletes = Some(DeletesMeta {
+            file: "seg-000001.del-000004".into(),
+            count: 100,
+        });
+        let err = refusal(&over);
+        assert!(
+            err.contains("segments[0].deletes.count 100 exceeds"),
+            "{err}"
+        );
+
+        let mut ghost = two_segments();
+        ghost.segments[0].tokens.title = 5;
+        assert!(refusal(&ghost).contains("a field it does not index"));
+
+        let mut twice = two_segments();
+        twice.fields = vec![Field::Flat, Field::Flat];
+        for s in &mut twice.segments {
+            s.fields = twice.fields.clone();
+        }
+        assert!(refusal(&twice).contains("name flat twice"));
     }
 
     #[test]

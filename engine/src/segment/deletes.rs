@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use roaring::RoaringBitmap;
 
-use super::footer;
+use super::{DeletesMeta, footer};
 use crate::directory::MappedFile;
 use crate::error::{Error, Result};
 
@@ -62,6 +62,22 @@ impl DeleteSet {
         let mapped = MappedFile::open(&path)?;
         let bitmap = decode(&path, mapped.bytes(), doc_count)?;
         Ok(DeleteSet { path, bitmap })
+    }
+
+    /// Like [`DeleteSet::open`], and also checks the bitmap deletes exactly as many
+    /// documents as the manifest's `meta.count` (live counts are computed from it).
+    /// Cheap: roaring keeps each container's cardinality.
+    pub(crate) fn open_counted(dir: &Path, meta: &DeletesMeta, doc_count: u32) -> Result<Self> {
+        let set = Self::open(dir, &meta.file, doc_count)?;
+        let held = set.bitmap.len();
+        if held != u64::from(meta.count) {
+            return Err(Error::Corrupt {
+                path: set.path,
+                what: "delete bitmap",
+                detail: format!("deletes {held} documents, manifest says {}", meta.count),
+            });
+        }
+        Ok(set)
     }
 
     pub(crate) fn bitmap(&self) -> &RoaringBitmap {

@@ -180,6 +180,19 @@ pub(crate) struct LengthTable<'a> {
 }
 
 impl LengthTable<'_> {
+    /// The sum of every document's length: the field's token count.
+    pub(crate) fn total(&self) -> u64 {
+        let w = self.width as usize;
+        self.bytes
+            .chunks_exact(w)
+            .map(|b| {
+                let mut le = [0u8; 4];
+                le[..w].copy_from_slice(b);
+                u64::from(u32::from_le_bytes(le))
+            })
+            .sum()
+    }
+
     /// The length of document `doc`; 0 for a doc past the segment's end (only a crafted
     /// postings list names one, and any length keeps it harmless).
     #[inline]

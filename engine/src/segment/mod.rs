@@ -93,9 +93,11 @@ impl SegmentMeta {
         self.fields.contains(&field)
     }
 
-    /// Documents not deleted.
+    /// Documents not deleted. Saturates: a manifest is checked to delete no more than
+    /// the segment holds, but a count must never wrap into billions whatever it says.
     pub fn live_docs(&self) -> u32 {
-        self.doc_count - self.deletes.as_ref().map_or(0, |d| d.count)
+        self.doc_count
+            .saturating_sub(self.deletes.as_ref().map_or(0, |d| d.count))
     }
 
     /// Every file this segment uses now: its components and its delete file.
@@ -108,5 +110,26 @@ impl SegmentMeta {
             files.push(d.file.clone());
         }
         files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_docs_never_wraps() {
+        let meta = SegmentMeta {
+            name: segment_name(1),
+            doc_count: 4,
+            fields: vec![Field::Flat],
+            tokens: FieldCounts::default(),
+            terms: FieldCounts::default(),
+            deletes: Some(DeletesMeta {
+                file: names::delete_file_name(&segment_name(1), 2),
+                count: 100,
+            }),
+        };
+        assert_eq!(meta.live_docs(), 0);
     }
 }

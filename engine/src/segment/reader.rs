@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use super::{
-    SegmentComponent, SegmentMeta, footer,
+    SegmentComponent, SegmentMeta,
+    bytes::ByteReader,
+    footer,
     lengths::{LengthTable, Lengths},
 };
 use crate::directory::MappedFile;
@@ -54,7 +56,21 @@ pub(crate) struct SegmentReader {
 }
 
 impl SegmentReader {
+    /// Opens the segment `meta` describes and checks the counts the manifest records
+    /// that cost nothing to compare (documents, terms per field): a lying manifest fails
+    /// here instead of mis-scoring. Totals that need a scan are left to `check_index`.
     pub(crate) fn open(dir: &Path, meta: &SegmentMeta) -> Result<Self> {
+        let reader = Self::open_files(dir, meta)?;
+        match reader.count_problems().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(reader),
+        }
+    }
+
+    /// Opens the segment's files, checking their footers, their headers and their
+    /// document counts against `meta`, but not the term counts ([`Self::count_problems`]
+    /// reports those, so `check_index` can list them and still check the structures).
+    pub(crate) fn open_files(dir: &Path, meta: &SegmentMeta) -> Result<Self> {
         let mut fields: [Option<FieldIndex>; 3] = [None, None, None];
         for &field in &meta.fields {
             let terms_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Terms(field))?;
@@ -95,6 +111,35 @@ impl SegmentReader {
             store_file,
             store,
         })
+    }
+
+    /// Each field whose dictionary holds a different number of terms than the manifest
+    /// says. O(fields): the dictionary body opens with its term count (docs/FORMAT.md),
+    /// which `TermDict::open` has already read and checked against its block table.
+    pub(crate) fn count_problems(&self) -> Vec<Error> {
+        let mut problems = Vec::new();
+        for &field in &self.meta.fields {
+            let Some(f) = &self.fields[field.index()] else {
+                continue;
+            };
+            let held =
+                match ByteReader::new(f.terms_file.path(), f.terms_file.body()).u32("term count") {
+                    Ok(n) => u64::from(n),
+                    Err(e) => {
+                        problems.push(e);
+                        continue;
+                    }
+                };
+            let said = self.meta.terms.get(field);
+            if held != said {
+                problems.push(Error::Corrupt {
+                    path: f.terms_file.path().to_path_buf(),
+                    what: "term dictionary",
+                    detail: format!("holds {held} terms, manifest says {said}"),
+                });
+            }
+        }
+        problems
     }
 
     pub(crate) fn meta(&self) -> &SegmentMeta {
@@ -193,6 +238,11 @@ impl SegmentReader {
     /// The stored-fields file, for errors.
     pub(crate) fn store_path(&self) -> &Path {
         self.store_file.path()
+    }
+
+    /// The lengths file, for errors.
+    pub(crate) fn lengths_path(&self) -> &Path {
+        self.lengths_file.path()
     }
 
     /// Stored document `doc` (decompresses its block: for the final hits).
