@@ -179,24 +179,35 @@ pub(crate) fn top_k(
 }
 
 /// The block-max test: over the range from the current candidate to the first end of an
-/// essential list's current block, every document's score is at most the essential lists'
-/// block bounds plus the non-essential terms' whole bounds. If that is ≤ θ, returns
-/// `Ok(the range's last doc)`: everything up to it can be skipped; else `Err` of it.
+/// essential list's current block, every document's score is at most the block bounds of
+/// the essential lists with a posting in the range, plus the non-essential terms' whole
+/// bounds. If that is ≤ θ, returns `Ok(the range's last doc)`: everything up to it can be
+/// skipped; else `Err` of it.
+///
+/// A list whose cursor is already past the range has no posting in it and adds nothing.
+/// This is what lets a frequent term's blocks be skipped beside rare terms: a short list
+/// is one block spanning its whole doc range, and counting its bound everywhere (as if
+/// it could match any document) kept every range of "webster recrimination" above θ.
 fn skippable_range(
     essential: &[TermCursor<'_>],
     non_essential_bound: f64,
     theta: f64,
 ) -> Result<u32, u32> {
-    let mut upto = TERMINATED;
+    let upto = essential
+        .iter()
+        .filter(|c| c.cursor.doc() != TERMINATED)
+        .map(|c| c.cursor.block_last_doc())
+        .min()
+        .unwrap_or(TERMINATED);
     let mut bound = non_essential_bound;
     for c in essential {
-        if c.cursor.doc() == TERMINATED {
-            continue;
+        // Its current block holds every posting it has up to `upto` (that block ends at
+        // or after `upto`); a cursor beyond `upto` has none in the range.
+        if c.cursor.doc() <= upto {
+            bound += c
+                .scorer
+                .bound(c.cursor.block_max_tf(), c.cursor.block_min_len());
         }
-        upto = upto.min(c.cursor.block_last_doc());
-        bound += c
-            .scorer
-            .bound(c.cursor.block_max_tf(), c.cursor.block_min_len());
     }
     if bound * SLACK <= theta && upto != TERMINATED {
         Ok(upto)
