@@ -180,7 +180,6 @@ fn k1_that_would_make_scores_infinite_is_refused() {
     assert!(v["hits"][0]["score"].as_f64().unwrap().is_finite(), "{out}");
     let help = ok(&["search", "--help"]);
     assert!(help.contains("from 0 to 1000"), "{help}");
-    let _ = heddle_eval;
 }
 
 /// An index of one document, "x", and the path of a docs file holding `body`.
@@ -310,4 +309,139 @@ fn a_closed_stdout_ends_search_quietly() {
         assert_quiet_end("search", with_stdout_closed(&args));
     }
     assert_quiet_end("help", with_stdout_closed(&["search", "--help"]));
+}
+
+/// An index of `docs` (id, title, text) in `dir`.
+fn index_of(dir: &Path, docs: &[(&str, &str, &str)]) -> String {
+    let corpus: String = docs
+        .iter()
+        .map(|(id, title, text)| {
+            serde_json::json!({"_id": id, "title": title, "text": text}).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("c.jsonl"), corpus).unwrap();
+    let idx = dir.join("idx").to_string_lossy().into_owned();
+    let corpus = dir.join("c.jsonl").to_string_lossy().into_owned();
+    ok(&["index", "--corpus", &corpus, "--index", &idx]);
+    idx
+}
+
+fn ids_found(idx: &str, query: &str) -> Vec<String> {
+    let out = ok(&[
+        "search", "--index", idx, "--json", "--k", "100", "--", query,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut ids: Vec<String> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn delete_ids_file_keeps_spaces_as_add_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let idx = index_of(
+        dir.path(),
+        &[
+            (" a", "", "common"),
+            ("a", "", "common"),
+            ("b ", "", "common"),
+        ],
+    );
+    assert_eq!(ids_found(&idx, "common"), [" a", "a", "b "]);
+    let file = dir.path().join("ids.txt");
+    std::fs::write(&file, " a\r\n\nb \n").unwrap();
+    let out = ok(&["delete", "--index", &idx, "--ids", &file.to_string_lossy()]);
+    assert!(out.contains("deleted 2 documents"), "{out}");
+    assert_eq!(ids_found(&idx, "common"), ["a"]);
+}
+
+#[test]
+fn control_characters_in_ids_and_titles_are_escaped_in_text_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let idx = index_of(
+        dir.path(),
+        &[("evil\u{1b}[2J", "title\nforged line\u{202e}", "common")],
+    );
+    let table = ok(&["search", "--index", &idx, "common"]);
+    assert!(
+        !table.contains('\u{1b}') && !table.contains('\u{202e}'),
+        "{table:?}"
+    );
+    assert_eq!(table.lines().count(), 1, "{table:?}");
+    assert!(
+        table.contains("evil\\u{1b}[2J") && table.contains("title\\nforged line\\u{202e}"),
+        "{table:?}"
+    );
+    // JSON is exact.
+    assert_eq!(ids_found(&idx, "common"), ["evil\u{1b}[2J"]);
+
+    let out = ok(&["delete", "--index", &idx, "gone\u{7}\r"]);
+    assert!(
+        out.contains("gone\\u{7}\\r") && !out.contains('\u{7}'),
+        "{out:?}"
+    );
+
+    std::fs::write(
+        dir.path().join("queries.jsonl"),
+        "{\"_id\":\"q\\u001b1\",\"text\":\"common\"}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("qrels.tsv"), "q\u{1b}1\tevil\t1\n").unwrap();
+    let out = ok(&[
+        "quality",
+        "--index",
+        &idx,
+        "--queries",
+        &dir.path().join("queries.jsonl").to_string_lossy(),
+        "--qrels",
+        &dir.path().join("qrels.tsv").to_string_lossy(),
+        "--per-query",
+    ]);
+    assert!(
+        out.contains("q\\u{1b}1") && !out.contains('\u{1b}'),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_query_starting_with_a_dash_is_taken_after_double_dash_from_query_or_stdin() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let idx = index_of(
+        dir.path(),
+        &[("d1", "", "alpha"), ("d2", "", "beta"), ("d3", "", "gamma")],
+    );
+    let search = |extra: &[&str], stdin: Option<&str>| -> String {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+            .args(["search", "--index", &idx, "--json"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{extra:?}: {stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["query"].as_str().unwrap().to_string()
+    };
+    assert_eq!(search(&["--", "-alpha", "beta"], None), "-alpha beta");
+    assert_eq!(search(&["--query", "-alpha beta"], None), "-alpha beta");
+    assert_eq!(search(&[], Some("-alpha\ngamma\n")), "-alpha\ngamma\n");
+    assert_eq!(search(&["-"], Some("-beta")), "-beta");
+    let help = ok(&["search", "--help"]);
+    assert!(help.contains("`--`") && help.contains("stdin"), "{help}");
+    let both = heddle_eval(&["search", "--index", &idx, "--query", "a", "b"]);
+    assert_eq!(both.status.code(), Some(2), "a usage error, not a crash");
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
 }

@@ -62,8 +62,9 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Names the flag behind the limit an over-long line broke.
-fn with_hint(e: BeirError, max_doc_bytes: usize) -> anyhow::Error {
+/// Names the flag behind the limit an over-long line broke (`index` reads its corpus
+/// with the same limit and can call this too).
+pub(super) fn with_hint(e: BeirError, max_doc_bytes: usize) -> anyhow::Error {
     match e.problem() {
         Some(LineProblem::LineTooLong { .. }) => anyhow::anyhow!(
             "{e}: more than a document of --max-doc-bytes {max_doc_bytes} can take as JSON"

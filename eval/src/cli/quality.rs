@@ -10,6 +10,7 @@ use clap::Args;
 use heddle::Index;
 use serde_json::json;
 
+use super::display::escape_controls;
 use super::ranking::{RankingArgs, bm25_flags, result_count};
 use crate::progress::thousands;
 use crate::quality::{self, METRICS, Retrieval, Run};
@@ -70,7 +71,7 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
             missing.len(),
             args.qrels.display(),
             args.queries.display(),
-            missing[..missing.len().min(10)].join(", "),
+            escape_controls(&missing[..missing.len().min(10)].join(", ")),
             if missing.len() > 10 { ", ..." } else { "" }
         );
     }
@@ -142,7 +143,7 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         println!("{:<12} {}", "query", header.join("  "));
         for (qid, values) in &eval.per_query {
             let cells: Vec<String> = values.iter().map(|v| format!("{v:.4}")).collect();
-            println!("{qid:<12} {}", cells.join("   "));
+            println!("{:<12} {}", escape_controls(qid), cells.join("   "));
         }
     }
     println!(
