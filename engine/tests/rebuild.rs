@@ -4,11 +4,9 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-use heddle::{
-    AnalyzerConfig, Document, Error, Failpoint, Index, IndexSettings, MergePolicy, SearchOptions,
-};
+use heddle::{AnalyzerConfig, Document, Error, Failpoint, Index, IndexSettings, SearchOptions};
 
 fn english() -> IndexSettings {
     IndexSettings::default()
@@ -220,35 +218,31 @@ fn opening_while_another_handle_commits_and_merges_never_fails() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
     let index = Index::create(&dir, english()).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
+    let batches = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    const BATCHES: u64 = 300;
     let writer_thread = {
-        let stop = stop.clone();
+        let batches = batches.clone();
         std::thread::spawn(move || {
             let mut writer = index.writer().unwrap();
             writer.set_background_merges(false);
-            writer.set_merge_policy(MergePolicy {
-                max_segments: 2,
-                merge_factor: 2,
-            });
-            let mut batch = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                writer
-                    .add(Document::new(format!("d{batch}"), "", "every word"))
-                    .unwrap();
-                writer.commit().unwrap();
-                // Every other commit merges everything: files vanish all the time.
-                if batch % 2 == 1 {
-                    writer.merge(1).unwrap();
+            for batch in 0..BATCHES {
+                for i in 0..3 {
+                    writer
+                        .add(Document::new(format!("d{batch}-{i}"), "", "every word"))
+                        .unwrap();
+                    writer.commit().unwrap();
                 }
-                batch += 1;
+                // Every batch ends merging everything: files vanish all the time.
+                writer.merge(1).unwrap();
+                batches.store(batch + 1, Ordering::Relaxed);
             }
-            batch
         })
     };
-    let rounds = 1_500;
-    let mut failures = Vec::new();
-    let mut last_docs = 0;
-    for _ in 0..rounds {
+    let (mut rounds, mut failures, mut last_docs) = (0u64, Vec::new(), 0);
+    // Read for as long as the writer works (a few hundred merges), so the reads overlap
+    // its removals many times over.
+    while batches.load(Ordering::Relaxed) < BATCHES {
+        rounds += 1;
         match Index::open(&dir) {
             Ok(reader) => {
                 last_docs = reader.num_docs();
@@ -261,13 +255,12 @@ fn opening_while_another_handle_commits_and_merges_never_fails() {
             Err(e) => failures.push(e.to_string()),
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    let batches = writer_thread.join().unwrap();
+    writer_thread.join().unwrap();
     assert!(
         failures.is_empty(),
-        "{} of {rounds} opens failed while {batches} batches committed: {:?}",
+        "{} of {rounds} opens failed beside {BATCHES} merges: {:?}",
         failures.len(),
         &failures[..failures.len().min(3)]
     );
-    assert!(last_docs > 0, "the reader saw commits");
+    assert!(rounds > 0 && last_docs > 0, "the reader saw commits");
 }

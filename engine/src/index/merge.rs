@@ -153,7 +153,7 @@ fn merge_and_publish(
     st.check(Failpoint::AfterSegmentFsync)?;
     let reader = Arc::new(SegmentReader::open(dir, &meta)?);
     let merged_deletes = match &meta.deletes {
-        Some(d) => Some(Arc::new(DeleteSet::open(dir, &d.file, meta.doc_count)?)),
+        Some(d) => Some(Arc::new(DeleteSet::open_counted(dir, d, meta.doc_count)?)),
         None => None,
     };
     let docs = meta.doc_count;

@@ -66,7 +66,7 @@ impl Snapshot {
                     .filter(|old| old.path().ends_with(&d.file))
                 {
                     Some(same) => Some(same.clone()),
-                    None => Some(Arc::new(DeleteSet::open(dir, &d.file, meta.doc_count)?)),
+                    None => Some(Arc::new(DeleteSet::open_counted(dir, d, meta.doc_count)?)),
                 },
             };
             segments.push(LiveSegment { reader, deletes });
