@@ -161,9 +161,13 @@ fn a_duplicate_id_inside_one_batch_names_its_line() {
     let body = line("a", "one") + &line("b", "two") + &line("a", "three");
     let corpus = write(dir.path(), "c.jsonl", body.as_bytes());
     let idx = dir.path().join("idx").to_string_lossy().into_owned();
-    fails(
+    let err = fails(
         &["index", "--corpus", &corpus, "--index", &idx],
         "c.jsonl:3:",
+    );
+    assert!(
+        err.contains("duplicate id \"a\", first seen at line 1"),
+        "{err}"
     );
 }
 

@@ -38,7 +38,8 @@ pub struct IndexArgs {
     /// queries too).
     #[arg(long, default_value_t = heddle::analysis::DEFAULT_MAX_TOKEN_CHARS)]
     pub max_token_chars: usize,
-    /// Refuse a document whose title and text exceed this many bytes.
+    /// Refuse a document whose title and text exceed this many bytes (a line is read no
+    /// further than 6 times this plus 64 KiB, the most such a document takes in JSON).
     #[arg(long, default_value_t = heddle::DEFAULT_MAX_DOCUMENT_BYTES)]
     pub max_doc_bytes: usize,
     /// Replace the heddle index at --index, in one commit once the new one is built
@@ -151,9 +152,11 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
+    reader.set_max_document_bytes(args.max_doc_bytes);
+    reader.refuse_duplicate_ids();
     let path = reader.path().to_path_buf();
     while let Some(doc) = reader.next() {
-        let doc = doc?;
+        let doc = doc.map_err(|e| super::add::with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
         writer
             .add(doc)
