@@ -5,8 +5,8 @@ mod atomic;
 mod lock;
 mod mmap;
 
-pub(crate) use atomic::{atomic_replace, fsync_dir};
 #[cfg(test)]
 pub(crate) use atomic::take_synced_dirs;
+pub(crate) use atomic::{atomic_replace, fsync_dir};
 pub(crate) use lock::{DirLock, LOCK_FILE};
 pub(crate) use mmap::MappedFile;
