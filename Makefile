@@ -50,7 +50,7 @@ TORTURE_KILLS ?= 200
 TORTURE_SECS ?= 60
 .PHONY: torture
 torture:
-	HEDDLE_REBUILD_KILLS=$(TORTURE_KILLS) HEDDLE_TORTURE_SECS=$(TORTURE_SECS) \
+	HEDDLE_REBUILD_KILLS=$(TORTURE_KILLS) HEDDLE_REBUILD_DOCS=50000 HEDDLE_TORTURE_SECS=$(TORTURE_SECS) \
 		$(CARGO) test --release -p heddle-eval --test rebuild -- --nocapture --test-threads 1 \
 		kill_9_of_index_force readers_in_other_processes
 

@@ -3,7 +3,8 @@
 //! cannot both win, a symbolic link is followed, and a kill at any moment leaves the old
 //! or the new index whole (issue 13).
 //!
-//! `HEDDLE_REBUILD_KILLS` sets the kill -9 runs (default 4; `make torture` runs 200) and
+//! `HEDDLE_REBUILD_KILLS` sets the kill -9 runs (default 4; `make torture` runs 200, of
+//! rebuilds of `HEDDLE_REBUILD_DOCS` documents, default 2,500; `make torture` 50,000) and
 //! `HEDDLE_TORTURE_SECS` the writer + merges + rebuilds + two readers run (default 4;
 //! `make torture` runs 60).
 
@@ -291,10 +292,21 @@ fn kill_9_of_index_force_leaves_the_old_or_the_new_index_whole() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4);
+    // Documents of the larger corpus: a release build rebuilds 2,500 in ~20 ms, mostly
+    // process start, so `make torture` sets more to give the kills a longer build.
+    let docs: u64 = std::env::var("HEDDLE_REBUILD_DOCS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_500);
     let tmp = tempfile::tempdir().unwrap();
+    let smaller = docs * 3 / 5;
     let corpora = [
-        ("alpha", corpus(tmp.path(), "a", "alpha", 1_500), 1_500u64),
-        ("beta", corpus(tmp.path(), "b", "beta", 2_500), 2_500u64),
+        (
+            "alpha",
+            corpus(tmp.path(), "a", "alpha", smaller as usize),
+            smaller,
+        ),
+        ("beta", corpus(tmp.path(), "b", "beta", docs as usize), docs),
     ];
     let idx = tmp.path().join("idx");
     ok(&["index", "--corpus", &s(&corpora[0].1), "--index", &s(&idx)]);
