@@ -59,11 +59,7 @@ pub fn postings(bytes: &[u8]) {
     let mut target = 0u32;
     while cursor.seek(target) != TERMINATED {
         cursor.shallow_seek(target.saturating_add(300));
-        let _ = (
-            cursor.block_max_tf(),
-            cursor.block_min_len(),
-            cursor.block_last_doc(),
-        );
+        let _ = (cursor.block_bound(), cursor.block_last_doc());
         target = cursor.doc().saturating_add(97);
     }
 }

@@ -168,11 +168,14 @@ mod tests {
         assert!(msg.contains("exceeds its block's bounds"), "{msg}");
 
         let (dir, post) = one_term_index();
-        // Min length code 2 > every length-1 doc of block 0.
-        reseal_with(&post, 7, 2);
+        // Min length per occurrence code 5 (5/4 of a token) > every doc's 1 token per
+        // occurrence (doc 5: 4 tokens, tf 4; the rest: 1 token, tf 1).
+        reseal_with(&post, 7, 5);
         let report = check_index(dir.path());
         assert!(
-            report.problems[0].to_string().contains("min length 2"),
+            report.problems[0]
+                .to_string()
+                .contains("min length per occurrence 5/4"),
             "{:?}",
             report.problems
         );

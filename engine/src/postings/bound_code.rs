@@ -1,11 +1,13 @@
-//! One-byte codes for the block score bounds in the skip table: a block's largest tf and
-//! smallest document length. Codes 0–63 are the values themselves; above that each code
-//! is about 6% larger than the one before, and code 255 stands for `u32::MAX`.
+//! One-byte codes for the integer parts of a block's score bound (its largest tf and its
+//! smallest length per occurrence, see [`super::BlockBound`]). Codes 0–63 are the values
+//! themselves; above that each code is about 6% larger than the one before, and code 255
+//! stands for `u32::MAX`.
 //!
 //! A bound must never be below the truth, so the largest tf is rounded *up* to a code and
-//! the smallest length *down* (BM25 grows with tf and shrinks with length). Exact up to
-//! 63, which covers nearly every block's tf; lengths above 63 lose at most ~6% of their
-//! value, which loosens the bound a little and never changes a result.
+//! the smallest ratio *down* (BM25 grows with tf and shrinks with length per
+//! occurrence). Exact up to 63, which covers nearly every block's tf and ratios up to 16
+//! tokens per occurrence; above that a code loses at most ~6% of its value, which loosens
+//! the bound a little and never changes a result.
 
 /// `VALUES[c]` is what code `c` stands for; strictly increasing, from 0 to `u32::MAX`.
 const VALUES: [u32; 256] = values();

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED, bound_code, tail};
+use super::{BLOCK_LEN, BlockBound, Interp, SKIP_ENTRY_LEN, TERMINATED, h_of_codes, tail};
 use crate::error::{Error, Result};
 
 /// One skip table entry, its bound codes decoded.
@@ -14,10 +14,33 @@ struct SkipEntry {
     /// Bit widths of a full block (0 for a tail block).
     doc_bits: u8,
     tf_bits: u8,
-    /// At least the block's largest tf.
-    max_tf: u32,
-    /// At most the block's smallest document length.
-    min_len: u32,
+    /// Covers every posting of the block.
+    bound: EntryBound,
+}
+
+/// A block's bound as the skip entry stores it (decoded only as far as a query needs), or
+/// computed exactly at open for a list too short to have a skip table.
+#[derive(Debug, Clone, Copy)]
+enum EntryBound {
+    Coded([u8; 5]),
+    Exact(BlockBound),
+}
+
+impl EntryBound {
+    fn decode(self) -> BlockBound {
+        match self {
+            EntryBound::Coded(codes) => BlockBound::from_codes(codes),
+            EntryBound::Exact(bound) => bound,
+        }
+    }
+
+    #[inline]
+    fn h(&self, at: Interp) -> f64 {
+        match self {
+            EntryBound::Coded(codes) => h_of_codes(codes, at),
+            EntryBound::Exact(bound) => bound.h(at),
+        }
+    }
 }
 
 impl SkipEntry {
@@ -26,8 +49,7 @@ impl SkipEntry {
         last_doc: TERMINATED,
         doc_bits: 0,
         tf_bits: 0,
-        max_tf: 0,
-        min_len: u32::MAX,
+        bound: EntryBound::Exact(BlockBound::NONE),
     };
 
     #[inline]
@@ -36,8 +58,7 @@ impl SkipEntry {
             last_doc: u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
             doc_bits: raw[4],
             tf_bits: raw[5],
-            max_tf: bound_code::value(raw[6]),
-            min_len: bound_code::value(raw[7]),
+            bound: EntryBound::Coded([raw[6], raw[7], raw[8], raw[9], raw[10]]),
         }
     }
 
@@ -59,10 +80,10 @@ pub(crate) struct PostingsList<'a> {
     /// The block data area.
     data: &'a [u8],
     df: u32,
-    /// Score bounds of the whole list: at least its largest tf, at most its smallest
-    /// document length.
-    max_tf: u32,
-    min_len: u32,
+    /// Covers every posting of the list: its blocks' bounds merged. At the stored values
+    /// of `t` it is the list's own `h`, so the term's score bound from it is as tight as
+    /// the best block's there.
+    bound: BlockBound,
 }
 
 impl<'a> PostingsList<'a> {
@@ -72,7 +93,7 @@ impl<'a> PostingsList<'a> {
     ///
     /// Costs O(n_blocks) over the skip table plus decoding the tail block (< 128
     /// postings), with one `doc_len` call per posting of a list shorter than a block (its
-    /// length bound is computed here, not stored). After `Ok`, no cursor operation can
+    /// bound is computed here, exactly, not stored). After `Ok`, no cursor operation can
     /// panic or read outside `bytes`, whatever the bytes were; a full block whose doc ids
     /// disagree with its skip entry ends the cursor there (`check_index` reports the list
     /// as shorter than its df).
@@ -96,20 +117,24 @@ impl<'a> PostingsList<'a> {
         if df < BLOCK_LEN {
             let last_doc = tail::decode(bytes, df, None, &mut docs, &mut tfs)
                 .ok_or_else(|| corrupt(format!("a list of {df} postings does not decode")))?;
+            // The tail decoder yields tf − 1.
+            let bound = docs[..df]
+                .iter()
+                .zip(&tfs[..df])
+                .map(|(&d, &t)| BlockBound::of(t.saturating_add(1), doc_len(d)))
+                .fold(BlockBound::NONE, BlockBound::merge);
             let entry = SkipEntry {
                 last_doc,
                 doc_bits: 0,
                 tf_bits: 0,
-                max_tf: tfs[..df].iter().max().map_or(1, |&t| t.saturating_add(1)),
-                min_len: docs[..df].iter().map(|&d| doc_len(d)).min().unwrap_or(0),
+                bound: EntryBound::Exact(bound),
             };
             return Ok(PostingsList {
                 skip: &[],
                 single: Some(entry),
                 data: bytes,
                 df: df as u32,
-                max_tf: entry.max_tf,
-                min_len: entry.min_len,
+                bound,
             });
         }
         let n_blocks = df.div_ceil(BLOCK_LEN);
@@ -125,8 +150,8 @@ impl<'a> PostingsList<'a> {
         }
         let (skip, data) = bytes.split_at(skip_len);
 
-        let (mut max_tf, mut min_len) = (0u32, u32::MAX);
         let mut start = 0usize;
+        let mut bound = BlockBound::NONE;
         let mut prev_last: Option<u32> = None;
         for (block, raw) in skip.as_chunks::<SKIP_ENTRY_LEN>().0.iter().enumerate() {
             let entry = SkipEntry::parse(raw);
@@ -140,7 +165,8 @@ impl<'a> PostingsList<'a> {
                     entry.last_doc
                 )));
             }
-            if entry.max_tf == 0 {
+            let block_bound = entry.bound.decode();
+            if block_bound.max_tf == 0 {
                 return Err(corrupt(format!("block {block}: max tf is 0")));
             }
             if count == BLOCK_LEN {
@@ -174,8 +200,7 @@ impl<'a> PostingsList<'a> {
             } else {
                 start = data.len();
             }
-            max_tf = max_tf.max(entry.max_tf);
-            min_len = min_len.min(entry.min_len);
+            bound = bound.merge(block_bound);
             prev_last = Some(entry.last_doc);
         }
         if start != data.len() {
@@ -190,19 +215,28 @@ impl<'a> PostingsList<'a> {
             single: None,
             data,
             df: df as u32,
-            max_tf,
-            min_len,
+            bound,
         })
     }
 
-    /// At least the largest tf in the list (for the term's score bound).
-    pub(crate) fn max_tf(&self) -> u32 {
-        self.max_tf
+    /// Covers every posting of the list (for the term's score bound).
+    pub(crate) fn bound(&self) -> BlockBound {
+        self.bound
     }
 
-    /// At most the smallest document length in the list (for the term's score bound).
-    pub(crate) fn min_len(&self) -> u32 {
-        self.min_len
+    /// Each block's bound, in order (test access).
+    #[cfg(test)]
+    pub(crate) fn block_bounds(&self) -> impl Iterator<Item = BlockBound> + '_ {
+        let skipped = self
+            .skip
+            .as_chunks::<SKIP_ENTRY_LEN>()
+            .0
+            .iter()
+            .map(|raw| SkipEntry::parse(raw).bound.decode());
+        self.single
+            .map(|e| e.bound.decode())
+            .into_iter()
+            .chain(skipped)
     }
 
     /// Number of postings.
@@ -269,8 +303,8 @@ fn block_count(df: usize, block: usize) -> usize {
 /// [`TERMINATED`]); `advance` visits each posting once, so any loop over a cursor ends within
 /// `df` steps even on crafted bytes (which may give wrong doc ids, never a panic).
 ///
-/// The *block pointer* names the block whose skip entry `block_last_doc`, `block_max_tf` and
-/// `block_min_len` describe: the current doc's block after `advance`/`seek`, possibly a later
+/// The *block pointer* names the block whose skip entry `block_last_doc` and `block_bound`
+/// describe: the current doc's block after `advance`/`seek`, possibly a later
 /// one after `shallow_seek`.
 pub(crate) struct PostingsCursor<'a> {
     list: PostingsList<'a>,
@@ -380,7 +414,7 @@ impl<'a> PostingsCursor<'a> {
 
     /// Moves the block pointer (never backwards) to the block that would contain `target`,
     /// without decoding anything; the current doc does not change. Past the last block the
-    /// block accessors report `TERMINATED`, max tf 0 and min length `u32::MAX`.
+    /// block accessors report `TERMINATED` and [`BlockBound::NONE`].
     pub(crate) fn shallow_seek(&mut self, target: u32) {
         while self.list.entry(self.skip_block).last_doc < target {
             self.skip_block += 1;
@@ -393,16 +427,23 @@ impl<'a> PostingsCursor<'a> {
         self.list.entry(self.skip_block).last_doc
     }
 
-    /// Largest tf in the block at the block pointer (0 past the end).
+    /// The bound of the block at the block pointer ([`BlockBound::NONE`] past the end).
     #[inline]
-    pub(crate) fn block_max_tf(&self) -> u32 {
-        self.list.entry(self.skip_block).max_tf
+    pub(crate) fn block_bound(&self) -> BlockBound {
+        self.list.entry(self.skip_block).bound.decode()
     }
 
-    /// Smallest document length in the block at the block pointer (`u32::MAX` past the end).
+    /// Which block the block pointer names (changes only when it moves).
     #[inline]
-    pub(crate) fn block_min_len(&self) -> u32 {
-        self.list.entry(self.skip_block).min_len
+    pub(crate) fn block_pointer(&self) -> usize {
+        self.skip_block
+    }
+
+    /// [`BlockBound::h`] of the block at the block pointer, decoding no more of its skip
+    /// entry than that needs (`f64::INFINITY` past the end: nothing scores there).
+    #[inline]
+    pub(crate) fn block_h(&self, at: Interp) -> f64 {
+        self.list.entry(self.skip_block).bound.h(at)
     }
 
     /// Decodes `block` and moves to its first posting; exhausts the cursor past the last

@@ -29,22 +29,21 @@ impl Input {
     /// Per-block `(last_doc, max_tf, min_len)` as a cursor must report them, computed
     /// naively: exact for a list shorter than a block, else the skip table's one-byte
     /// codes (tf rounded up, length rounded down).
-    fn block_metas(&self) -> Vec<(u32, u32, u32)> {
+    fn block_metas(&self) -> Vec<(u32, BlockBound)> {
         let coded = self.docs.len() >= BLOCK_LEN;
         (0..self.docs.len().div_ceil(BLOCK_LEN))
             .map(|b| {
                 let r = b * BLOCK_LEN..((b + 1) * BLOCK_LEN).min(self.docs.len());
-                let max_tf = self.tfs[r.clone()].iter().copied().max().unwrap();
-                let min_len = self.lens[r.clone()].iter().copied().min().unwrap();
-                if coded {
-                    (
-                        self.docs[r.end - 1],
-                        bound_code::value(bound_code::ceil(max_tf)),
-                        bound_code::value(bound_code::floor(min_len)),
-                    )
+                let exact = r
+                    .clone()
+                    .map(|i| BlockBound::of(self.tfs[i], self.lens[i]))
+                    .fold(BlockBound::NONE, BlockBound::merge);
+                let bound = if coded {
+                    BlockBound::from_codes(exact.codes())
                 } else {
-                    (self.docs[r.end - 1], max_tf, min_len)
-                }
+                    exact
+                };
+                (self.docs[r.end - 1], bound)
             })
             .collect()
     }
@@ -101,7 +100,7 @@ fn exercise(list: &PostingsList<'_>, targets: &[u32]) {
     let mut steps = 0u32;
     let mut last = None;
     while cursor.doc() != TERMINATED {
-        let _ = (cursor.tf(), cursor.block_max_tf(), cursor.block_min_len());
+        let _ = (cursor.tf(), cursor.block_bound());
         // What pruning's progress rests on: docs strictly increase and never pass the
         // last doc of the block they are reported in.
         assert!(last.is_none_or(|l| cursor.doc() > l), "docs went down");
@@ -117,7 +116,7 @@ fn exercise(list: &PostingsList<'_>, targets: &[u32]) {
     let mut cursor = list.cursor();
     for &target in targets {
         cursor.shallow_seek(target);
-        let _ = (cursor.block_last_doc(), cursor.block_max_tf());
+        let _ = (cursor.block_last_doc(), cursor.block_bound());
         let doc = cursor.seek(target);
         assert!(doc >= target, "seek({target}) returned {doc}");
         assert!(
@@ -186,11 +185,14 @@ proptest! {
 
         let list = open_summary(&out[prefix..], &summary, &input).unwrap();
         prop_assert_eq!(list.byte_len(), list_len);
-        // The term's bounds: the blocks' (as the cursor reports them) combined.
-        prop_assert_eq!(list.max_tf(), metas.iter().map(|m| m.1).max().unwrap());
-        prop_assert_eq!(list.min_len(), metas.iter().map(|m| m.2).min().unwrap());
-        prop_assert!(list.max_tf() >= *input.tfs.iter().max().unwrap());
-        prop_assert!(list.min_len() <= *input.lens.iter().min().unwrap());
+        // The term's bounds: the blocks' (as the cursor reports them), each covering
+        // every posting of its block.
+        let blocks: Vec<BlockBound> = list.block_bounds().collect();
+        prop_assert_eq!(&blocks, &metas.iter().map(|m| m.1).collect::<Vec<_>>());
+        for (i, (&tf, &len)) in input.tfs.iter().zip(&input.lens).enumerate() {
+            prop_assert!(blocks[i / BLOCK_LEN].covers(tf, len), "posting {}", i);
+            prop_assert!(list.bound().covers(tf, len), "posting {}", i);
+        }
         prop_assert_eq!(list.n_blocks(), metas.len());
         let expected: Vec<_> = input.docs.iter().copied().zip(input.tfs.iter().copied()).collect();
         prop_assert_eq!(drain(&list), expected);
@@ -201,15 +203,14 @@ proptest! {
         prop_assert_eq!(list.df(), summary.df);
         for (i, &doc) in input.docs.iter().enumerate() {
             prop_assert_eq!(cursor.doc(), doc);
-            let (last, max_tf, min_len) = metas[i / BLOCK_LEN];
+            let (last, bound) = metas[i / BLOCK_LEN];
             prop_assert_eq!(cursor.block_last_doc(), last);
-            prop_assert_eq!(cursor.block_max_tf(), max_tf);
-            prop_assert_eq!(cursor.block_min_len(), min_len);
+            prop_assert_eq!(cursor.block_bound(), bound);
             cursor.advance();
         }
         prop_assert_eq!(cursor.doc(), TERMINATED);
         prop_assert_eq!(cursor.block_last_doc(), TERMINATED);
-        prop_assert_eq!(cursor.block_max_tf(), 0);
+        prop_assert_eq!(cursor.block_bound(), BlockBound::NONE);
     }
 
     #[test]
@@ -263,11 +264,10 @@ proptest! {
             if pos < n {
                 prop_assert_eq!(cursor.tf(), input.tfs[pos]);
             }
-            let (last_doc, max_tf, min_len) =
-                metas.get(ptr).copied().unwrap_or((TERMINATED, 0, u32::MAX));
+            let (last_doc, bound) =
+                metas.get(ptr).copied().unwrap_or((TERMINATED, BlockBound::NONE));
             prop_assert_eq!(cursor.block_last_doc(), last_doc);
-            prop_assert_eq!(cursor.block_max_tf(), max_tf);
-            prop_assert_eq!(cursor.block_min_len(), min_len);
+            prop_assert_eq!(cursor.block_bound(), bound);
         }
     }
 
@@ -455,10 +455,12 @@ fn a_short_list_has_no_skip_entry_and_exact_bounds() {
     assert!(list.is_short());
     assert_eq!(list.byte_len(), bytes.len());
     // Exact, not coded: computed from the postings and the lengths at open.
-    assert_eq!((list.max_tf(), list.min_len()), (3, 100));
+    let exact = (0..3)
+        .map(|i| BlockBound::of(input.tfs[i], input.lens[i]))
+        .fold(BlockBound::NONE, BlockBound::merge);
+    assert_eq!(list.bound(), exact);
     let mut cursor = list.cursor();
-    assert_eq!((cursor.block_last_doc(), cursor.block_max_tf()), (20, 3));
-    assert_eq!(cursor.block_min_len(), 100);
+    assert_eq!((cursor.block_last_doc(), cursor.block_bound()), (20, exact));
     assert_eq!(cursor.seek(8), 20);
     // One posting: a gap that would reach TERMINATED.
     let mut huge = Vec::new();
@@ -479,7 +481,9 @@ fn worked_example_from_the_format_docs() {
     assert_eq!(bytes, [2, 1, 0b0010_1111]);
     assert_eq!(summary, TermSummary { df: 2, byte_len: 3 });
     let list = open_summary(&bytes, &summary, &input).unwrap();
-    assert_eq!((list.max_tf(), list.min_len()), (2, 4));
+    // tf up to 2; length per occurrence 10/1 and 4/2, in quarters: 40 and 8.
+    let bound = list.bound();
+    assert_eq!((bound.max_tf, bound.min_ratio), (2, 8));
 }
 
 #[test]
@@ -518,7 +522,7 @@ fn huge_tfs_round_trip() {
     input.tfs[3] = 1 << 31;
     let (bytes, summary) = encode(&input);
     let list = open_summary(&bytes, &summary, &input).unwrap();
-    assert_eq!(list.max_tf(), u32::MAX);
+    assert_eq!(list.bound().max_tf, u32::MAX);
     let tfs: Vec<u32> = drain(&list).into_iter().map(|p| p.1).collect();
     assert_eq!(tfs, input.tfs);
 }
@@ -553,7 +557,8 @@ fn a_full_block_whose_gaps_wrap_ends_the_cursor() {
     gaps[2] = 2;
     let n = bitpacker.compress(&gaps, &mut packed, 32);
     let mut bytes = 127u32.to_le_bytes().to_vec();
-    bytes.extend_from_slice(&[32, 0, 1, 1]); // widths 32 and 0, max tf 1, min length 1
+    // Widths 32 and 0, max tf 1, min ratio 1, inner bounds 0.
+    bytes.extend_from_slice(&[32, 0, 1, 1, 0, 0, 0]);
     bytes.extend_from_slice(&packed[..n]);
     let list = open(&bytes, 128).expect("the skip entry and lengths are consistent");
     assert_eq!(list.cursor().doc(), TERMINATED);
@@ -580,7 +585,7 @@ fn a_full_block_whose_gaps_wrap_ends_the_cursor() {
     let n = bitpacker.compress(&gaps, &mut packed, 32);
     let mut list_bytes = bytes[..SKIP_ENTRY_LEN].to_vec(); // block 0's entry
     list_bytes.extend_from_slice(&300u32.to_le_bytes());
-    list_bytes.extend_from_slice(&[32, 0, 1, 1]);
+    list_bytes.extend_from_slice(&[32, 0, 1, 1, 0, 0, 0]);
     list_bytes.extend_from_slice(&bytes[SKIP_ENTRY_LEN..]); // block 0's data
     list_bytes.extend_from_slice(&packed[..n]);
     bytes = list_bytes;
@@ -624,7 +629,7 @@ fn shallow_seek_moves_only_the_block_pointer() {
     assert_eq!(cursor.block_last_doc(), 2 * 255);
     cursor.shallow_seek(TERMINATED);
     assert_eq!(cursor.block_last_doc(), TERMINATED);
-    assert_eq!(cursor.block_max_tf(), 0);
+    assert_eq!(cursor.block_bound(), BlockBound::NONE);
     assert_eq!(cursor.doc(), 400);
     // Even a target behind the pointer is found (the pointer's earlier blocks are rescanned).
     assert_eq!(cursor.seek(401), 402);

@@ -2,14 +2,14 @@
 //! `check_index` and the merger both run this one check, so a list `check` calls damaged
 //! can never be quietly rewritten by a merge into one `check` calls sound.
 
-use super::{PostingsList, TERMINATED};
+use super::{PostingsList, RATIO_SCALE, TERMINATED};
 
 /// Visits every posting of `list` in order and returns what is wrong with it, in words
 /// (the caller adds the file and the term); empty when it is sound. A sound list has
-/// doc ids below `doc_count` and strictly increasing, every tf at least 1 and within its
-/// block's max tf, every document's length (`doc_len`) at least its block's min length
-/// (or pruning could skip a document the exhaustive path would rank), and exactly `df`
-/// postings.
+/// doc ids below `doc_count` and strictly increasing, every posting covered by its block's
+/// bound (tf at least 1 and at most the block's max tf, length per occurrence at least the
+/// block's minimum; or pruning could skip a document the exhaustive path would rank), and
+/// exactly `df` postings.
 ///
 /// `visit(doc, tf)` sees each posting that is in range and in order; the walk stops at
 /// the first that is not, so `visit` never sees a doc id outside the segment.
@@ -30,13 +30,13 @@ pub(crate) fn verify(
         }
         let (tf, len) = (cursor.tf(), doc_len(doc));
         // One report per list: a bad skip entry usually covers a whole block.
-        if bounds_ok && (tf == 0 || tf > cursor.block_max_tf() || len < cursor.block_min_len()) {
+        let bound = cursor.block_bound();
+        if bounds_ok && !bound.covers(tf, len) {
             bounds_ok = false;
             problems.push(format!(
                 "doc {doc} (tf {tf}, length {len}) exceeds its block's bounds \
-                 (max tf {}, min length {})",
-                cursor.block_max_tf(),
-                cursor.block_min_len()
+                 (max tf {}, min length per occurrence {}/{RATIO_SCALE}, inner {:?})",
+                bound.max_tf, bound.min_ratio, bound.inner
             ));
         }
         visit(doc, tf);

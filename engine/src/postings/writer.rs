@@ -2,7 +2,7 @@
 
 use bitpacking::{BitPacker, BitPacker4x};
 
-use super::{BLOCK_LEN, SKIP_ENTRY_LEN, TERMINATED, bound_code, tail};
+use super::{BLOCK_LEN, BlockBound, SKIP_ENTRY_LEN, TERMINATED, tail};
 
 /// What the term dictionary keeps about one encoded list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +69,7 @@ impl PostingsWriter {
         {
             // Check the promises and gather the block's score bounds in one pass.
             let mut next_min = prev_last.map_or(0, |d| u64::from(d) + 1);
-            let mut max_tf = 0;
-            let mut min_len = u32::MAX;
+            let mut bound = BlockBound::NONE;
             for (j, (&doc, &tf)) in block_docs.iter().zip(block_tfs).enumerate() {
                 assert!(
                     u64::from(doc) >= next_min && doc != TERMINATED,
@@ -78,9 +77,8 @@ impl PostingsWriter {
                 );
                 assert!(tf >= 1, "tf must be at least 1 (doc {doc})");
                 next_min = u64::from(doc) + 1;
-                max_tf = max_tf.max(tf);
                 if skipped {
-                    min_len = min_len.min(doc_len(doc));
+                    bound = bound.merge(BlockBound::of(tf, doc_len(doc)));
                 }
                 tf_minus_1[j] = tf - 1;
             }
@@ -111,8 +109,7 @@ impl PostingsWriter {
                 entry[..4].copy_from_slice(&last_doc.to_le_bytes());
                 entry[4] = doc_bits;
                 entry[5] = tf_bits;
-                entry[6] = bound_code::ceil(max_tf);
-                entry[7] = bound_code::floor(min_len);
+                entry[6..11].copy_from_slice(&bound.codes());
             }
             prev_last = Some(last_doc);
         }

@@ -7,6 +7,7 @@
 //! exact flat length (heddle does not quantize lengths), `avgdl` the snapshot's mean.
 
 use crate::error::{Error, Result};
+use crate::postings::{BlockBound, Interp};
 
 /// BM25's free parameters, chosen per query. Build them with [`Bm25Params::new`] to have
 /// them checked at once; [`Searcher::search`](crate::Searcher::search) checks them anyway.
@@ -74,15 +75,22 @@ pub(crate) struct TermScorer {
     k1_const: f64,
     /// k1 · b / avgdl
     k1_per_len: f64,
+    /// Where this query's t = k1_per_len / (k1_const + k1_per_len) falls among a block
+    /// bound's points (the same for every block: worked out once).
+    interp: Interp,
 }
 
 impl TermScorer {
     pub(crate) fn new(params: Bm25Params, idf: f64, query_tf: u32, avgdl: f64) -> Self {
         let Bm25Params { k1, b } = params;
+        let k1_const = k1 * (1.0 - b);
+        let k1_per_len = if avgdl > 0.0 { k1 * b / avgdl } else { 0.0 };
+        let scale = k1_const + k1_per_len;
         TermScorer {
             weight: query_tf as f64 * idf * (k1 + 1.0),
-            k1_const: k1 * (1.0 - b),
-            k1_per_len: if avgdl > 0.0 { k1 * b / avgdl } else { 0.0 },
+            k1_const,
+            k1_per_len,
+            interp: Interp::at(if scale > 0.0 { k1_per_len / scale } else { 0.0 }),
         }
     }
 
@@ -93,9 +101,29 @@ impl TermScorer {
         self.weight * tf / (tf + norm)
     }
 
-    /// An upper bound on `score` for any document with tf ≤ `max_tf` and length ≥
-    /// `min_len` (score grows with tf and shrinks with length). Used by pruning.
-    pub(crate) fn bound(&self, max_tf: u32, min_len: u32) -> f64 {
-        self.score(max_tf, min_len)
+    /// An upper bound on `score` for every posting `bound` covers. `score` is
+    /// `w / (1 + α/tf + β·len/tf)` with α = k1(1−b), β = k1·b/avgdl, that is
+    /// `w / (1 + (α+β)·((1−t)/tf + t·len/tf))` with t = β/(α+β); the block bound gives a
+    /// lower bound of the minimum of that last factor (see [`BlockBound`]). Used by
+    /// pruning, whose comparisons carry a relative margin for rounding.
+    #[inline]
+    pub(crate) fn bound(&self, bound: BlockBound) -> f64 {
+        self.bound_from_h(bound.h(self.interp))
+    }
+
+    /// [`Self::bound`] from the block's `h` at [`Self::interp`] (`f64::INFINITY` for an
+    /// empty block: 0).
+    #[inline]
+    pub(crate) fn bound_from_h(&self, h: f64) -> f64 {
+        if h == f64::INFINITY {
+            return 0.0; // past the end of a list: nothing scores
+        }
+        self.weight / (1.0 + (self.k1_const + self.k1_per_len) * h)
+    }
+
+    /// Where this query's t falls among a block bound's points.
+    #[inline]
+    pub(crate) fn interp(&self) -> Interp {
+        self.interp
     }
 }

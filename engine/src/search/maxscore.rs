@@ -36,6 +36,27 @@ struct TermCursor<'a> {
     /// Upper bound of the term's score in this segment.
     bound: f64,
     cursor: PostingsCursor<'a>,
+    /// The score bound of the block the cursor's block pointer named when it was last
+    /// asked for: a candidate test asks again and again within one block.
+    block: Option<(usize, f64)>,
+}
+
+impl TermCursor<'_> {
+    /// The score bound of the block at the cursor's block pointer.
+    #[inline]
+    fn block_bound(&mut self) -> f64 {
+        let at = self.cursor.block_pointer();
+        match self.block {
+            Some((cached, bound)) if cached == at => bound,
+            _ => {
+                let bound = self
+                    .scorer
+                    .bound_from_h(self.cursor.block_h(self.scorer.interp()));
+                self.block = Some((at, bound));
+                bound
+            }
+        }
+    }
 }
 
 pub(crate) fn top_k(
@@ -56,7 +77,7 @@ pub(crate) fn top_k(
         for (slot, term) in terms.iter().enumerate() {
             if let Some(info) = term.infos[s] {
                 let list = segment.postings(field, &info)?;
-                let bound = term.scorer.bound(list.max_tf(), list.min_len());
+                let bound = term.scorer.bound(list.bound());
                 lists.push((slot, term.scorer, bound, list));
             }
         }
@@ -67,6 +88,7 @@ pub(crate) fn top_k(
                 scorer: *scorer,
                 bound: *bound,
                 cursor: list.cursor(),
+                block: None,
             })
             .collect();
         cursors.sort_by(|a, b| a.bound.total_cmp(&b.bound).then(a.slot.cmp(&b.slot)));
@@ -99,7 +121,11 @@ pub(crate) fn top_k(
             if let Some(theta) = top.threshold()
                 && checked.is_none_or(|(upto, t, e)| doc > upto || theta > t || essential_from != e)
             {
-                match skippable_range(&cursors[essential_from..], prefix[essential_from], theta) {
+                match skippable_range(
+                    &mut cursors[essential_from..],
+                    prefix[essential_from],
+                    theta,
+                ) {
                     Err(upto) => checked = Some((upto, theta, essential_from)),
                     Ok(upto) => {
                         // No document up to `upto` can beat the heap: skip the essential
@@ -189,7 +215,7 @@ pub(crate) fn top_k(
 /// is one block spanning its whole doc range, and counting its bound everywhere (as if
 /// it could match any document) kept every range of "webster recrimination" above θ.
 fn skippable_range(
-    essential: &[TermCursor<'_>],
+    essential: &mut [TermCursor<'_>],
     non_essential_bound: f64,
     theta: f64,
 ) -> Result<u32, u32> {
@@ -204,9 +230,7 @@ fn skippable_range(
         // Its current block holds every posting it has up to `upto` (that block ends at
         // or after `upto`); a cursor beyond `upto` has none in the range.
         if c.cursor.doc() <= upto {
-            bound += c
-                .scorer
-                .bound(c.cursor.block_max_tf(), c.cursor.block_min_len());
+            bound += c.block_bound();
         }
     }
     if bound * SLACK <= theta && upto != TERMINATED {
@@ -245,9 +269,7 @@ fn check_non_essential(
     let mut block_bounds = 0.0;
     for c in cursors.iter_mut() {
         c.cursor.shallow_seek(doc);
-        block_bounds += c
-            .scorer
-            .bound(c.cursor.block_max_tf(), c.cursor.block_min_len());
+        block_bounds += c.block_bound();
     }
     if (partial + block_bounds) * SLACK <= theta {
         return false;

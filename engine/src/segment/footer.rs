@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 /// The on-disk format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 pub(crate) const MAGIC: [u8; 4] = *b"HDLF";
 pub(crate) const FOOTER_LEN: usize = 20;
 
