@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::rewrite_manifest;
+
 use std::path::{Path, PathBuf};
 
 use heddle::{Error, Index, SearchOptions, check_index};
@@ -23,23 +25,6 @@ fn build(dir: &Path) {
     }
     w.delete("d2");
     w.commit().unwrap();
-}
-
-/// Edits the manifest's JSON and reseals it with a valid footer (body length, CRC-32,
-/// format version, magic: engine/src/segment/footer.rs), as a hostile user could.
-fn rewrite_manifest(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
-    let path = dir.join("MANIFEST");
-    let bytes = std::fs::read(&path).unwrap();
-    let mut json: serde_json::Value = serde_json::from_slice(&bytes[..bytes.len() - 20]).unwrap();
-    edit(&mut json);
-    let mut out = serde_json::to_vec_pretty(&json).unwrap();
-    out.push(b'\n');
-    let (len, crc) = (out.len() as u64, crc32fast::hash(&out));
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&crc.to_le_bytes());
-    out.extend_from_slice(&heddle::segment::FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(b"HDLF");
-    std::fs::write(&path, out).unwrap();
 }
 
 /// `check` must report exactly one problem, naming `file` and saying `what`.

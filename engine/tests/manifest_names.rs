@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::{file_names, rewrite_manifest};
+
 use std::path::Path;
 
 use heddle::{Error, Index, SearchOptions, check_index};
@@ -22,32 +24,6 @@ fn two_segments(dir: &Path) -> Index {
     }
     drop(w);
     index
-}
-
-/// Edits the manifest's JSON and reseals it with a valid footer (body length, CRC-32,
-/// format version, magic: engine/src/segment/footer.rs), as a hostile user could.
-fn rewrite_manifest(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
-    let path = dir.join("MANIFEST");
-    let bytes = std::fs::read(&path).unwrap();
-    let mut json: serde_json::Value = serde_json::from_slice(&bytes[..bytes.len() - 20]).unwrap();
-    edit(&mut json);
-    let mut out = serde_json::to_vec_pretty(&json).unwrap();
-    out.push(b'\n');
-    let (len, crc) = (out.len() as u64, crc32fast::hash(&out));
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&crc.to_le_bytes());
-    out.extend_from_slice(&heddle::segment::FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(b"HDLF");
-    std::fs::write(&path, out).unwrap();
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -70,12 +46,12 @@ fn a_manifest_naming_a_path_outside_the_index_is_refused() {
         // The outside files are a copy of seg-000001, so the lie is otherwise consistent.
         let target = if k == 0 { &victim } else { &outside_dir };
         std::fs::create_dir_all(target).unwrap();
-        for file in names(&dir) {
+        for file in file_names(&dir) {
             if let Some(ext) = file.strip_prefix("seg-000001.") {
                 std::fs::copy(dir.join(&file), target.join(format!("seg-000001.{ext}"))).unwrap();
             }
         }
-        let outside_before = names(target);
+        let outside_before = file_names(target);
         rewrite_manifest(&dir, |m| m["segments"][0]["name"] = name.clone().into());
 
         let expected = format!("segments[0].name {name:?}: not a segment name");
@@ -102,7 +78,7 @@ fn a_manifest_naming_a_path_outside_the_index_is_refused() {
             let _ = w.merge(1);
             let _ = w.collect_garbage();
         }
-        assert_eq!(names(target), outside_before, "{name}");
+        assert_eq!(file_names(target), outside_before, "{name}");
     }
 }
 
@@ -115,7 +91,7 @@ fn a_delete_file_of_another_segment_or_outside_the_index_is_refused() {
     w.commit().unwrap();
     drop(w);
     drop(index);
-    let file = names(dir.path())
+    let file = file_names(dir.path())
         .into_iter()
         .find(|n| n.contains(".del-"))
         .unwrap();
@@ -169,7 +145,7 @@ fn gc_never_removes_a_user_file_named_like_a_segment() {
     w.collect_garbage().unwrap();
     drop(w);
 
-    let left = names(&dir);
+    let left = file_names(&dir);
     for name in user_files.iter().chain(&["seg-000099.lens"]) {
         assert!(
             left.contains(&name.to_string()),

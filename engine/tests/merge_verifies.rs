@@ -2,7 +2,11 @@
 //! typed error naming the file and the term, never filtered into a merged segment that
 //! `check` would then call sound (issue 13, item 11).
 
+mod common;
+
 use std::path::Path;
+
+use common::reseal;
 
 use heddle::{AnalyzerConfig, Document, Error, Index, IndexSettings, check_index};
 
@@ -22,20 +26,6 @@ fn index_of(dir: &Path, batches: &[Vec<Document>]) -> Index {
         w.commit().unwrap();
     }
     index
-}
-
-/// Edits a file's body and reseals it with a valid footer (body length, CRC-32, format
-/// version, magic: engine/src/segment/footer.rs): damage a checksum cannot see.
-fn reseal(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
-    let bytes = std::fs::read(path).unwrap();
-    let mut body = bytes[..bytes.len() - 20].to_vec();
-    edit(&mut body);
-    let (len, crc) = (body.len() as u64, crc32fast::hash(&body));
-    body.extend_from_slice(&len.to_le_bytes());
-    body.extend_from_slice(&crc.to_le_bytes());
-    body.extend_from_slice(&heddle::segment::FORMAT_VERSION.to_le_bytes());
-    body.extend_from_slice(b"HDLF");
-    std::fs::write(path, body).unwrap();
 }
 
 /// Opens the index afresh (as the `merge` command does), merges everything into one

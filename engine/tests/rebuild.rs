@@ -2,10 +2,13 @@
 //! opening an index survives a writer in another handle removing the files of the
 //! manifest it has just read.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use common::file_names;
 use heddle::{AnalyzerConfig, Document, Error, Failpoint, Index, IndexSettings, SearchOptions};
 
 fn english() -> IndexSettings {
@@ -58,15 +61,6 @@ fn old_index(dir: &Path) -> Index {
     index
 }
 
-fn files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn a_reset_commit_replaces_every_segment_and_the_settings_in_one_manifest_replace() {
     let tmp = tempfile::tempdir().unwrap();
@@ -108,7 +102,7 @@ fn a_reset_commit_replaces_every_segment_and_the_settings_in_one_manifest_replac
     assert_eq!(ids(&reopened, "running"), ["new-1", "old1-1"]);
     assert!(heddle::check_index(tmp.path()).is_ok());
     // Only the new segment's files remain: old segments and the delete file are gone.
-    let left = files(tmp.path());
+    let left = file_names(tmp.path());
     assert!(
         left.iter()
             .all(|f| !f.starts_with("seg-") || f.starts_with("seg-000003.")),
@@ -141,11 +135,11 @@ fn a_reset_commit_that_fails_at_any_step_before_its_rename_leaves_the_old_index(
         assert!(ids(&reopened, "words").is_empty(), "{step:?}");
         drop(reopened.writer().unwrap());
         assert!(
-            !files(tmp.path())
+            !file_names(tmp.path())
                 .iter()
                 .any(|f| f.starts_with("seg-000004")),
             "{step:?}: {:?}",
-            files(tmp.path())
+            file_names(tmp.path())
         );
         assert!(heddle::check_index(tmp.path()).is_ok(), "{step:?}");
     }
@@ -206,7 +200,7 @@ fn create_is_refused_over_an_index_and_over_someone_elses_files() {
     let err = Index::create(other.path(), english()).err().unwrap();
     assert!(err.to_string().contains("thesis.txt"), "{err}");
     // Refused before anything is written: no LOCK file is left among the user's files.
-    assert_eq!(files(other.path()), ["thesis.txt"]);
+    assert_eq!(file_names(other.path()), ["thesis.txt"]);
 }
 
 /// Item 6 of issue 13: a reader opening the index while another handle commits and

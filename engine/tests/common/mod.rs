@@ -70,3 +70,38 @@ pub fn english_index(dir: &Path, per_field: bool) -> Index {
     };
     Index::create(dir, settings).unwrap()
 }
+
+/// Edits a file's body and reseals it with a valid footer (body length, CRC-32, format
+/// version, magic: engine/src/segment/footer.rs): damage a checksum cannot see, as a
+/// hostile user could make it.
+pub fn reseal(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut body = bytes[..bytes.len() - 20].to_vec();
+    edit(&mut body);
+    let (len, crc) = (body.len() as u64, crc32fast::hash(&body));
+    body.extend_from_slice(&len.to_le_bytes());
+    body.extend_from_slice(&crc.to_le_bytes());
+    body.extend_from_slice(&heddle::segment::FORMAT_VERSION.to_le_bytes());
+    body.extend_from_slice(b"HDLF");
+    std::fs::write(path, body).unwrap();
+}
+
+/// Edits the manifest's JSON and reseals it (see [`reseal`]).
+pub fn rewrite_manifest(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    reseal(&dir.join("MANIFEST"), |body| {
+        let mut json: serde_json::Value = serde_json::from_slice(body).unwrap();
+        edit(&mut json);
+        *body = serde_json::to_vec_pretty(&json).unwrap();
+        body.push(b'\n');
+    });
+}
+
+/// The names in `dir`, sorted.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
