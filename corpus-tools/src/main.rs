@@ -10,7 +10,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use heddle::{Analyzer, AnalyzerConfig, Document};
 use heddle_corpus::beir::{BeirError, QueriesWriter, Query, open_corpus};
-use heddle_corpus::queries::{BAND_WEIGHTS, BANDS, DfTable, question_queries, term_queries};
+use heddle_corpus::queries::{
+    BAND_WEIGHTS, BANDS, ClassShare, DfTable, QueryClass, SampledStyle, TermStats, class_queries,
+    frequent_terms, question_queries, rare_max_df, rare_terms, term_queries,
+};
 use heddle_corpus::stats::{corpus_stats, thousands};
 use heddle_corpus::synth::{
     Generator, GeneratorConfig, LengthModel, TREC_COVID_DOCS, WordModel, learn,
@@ -71,7 +74,8 @@ enum Command {
         #[arg(long, default_value_t = GeneratorConfig::default().topicality)]
         topicality: f64,
     },
-    /// Sample a query set from a corpus's own vocabulary, by document-frequency band.
+    /// Sample a query set from a corpus's own vocabulary, by document-frequency band, or
+    /// make query classes on purpose (--class).
     Queries {
         /// BEIR directory or corpus.jsonl.
         #[arg(long)]
@@ -89,8 +93,16 @@ enum Command {
         /// Bags of terms, or TREC-COVID-like questions (function words around the terms).
         #[arg(long, value_enum, default_value_t = Style::Terms)]
         style: Style,
-        #[arg(long, default_value = "plain")]
-        analyzer: String,
+        /// Query classes, comma-separated or repeated, each NAME or NAME:WEIGHT; --count is
+        /// split by weight. sampled (--style, as without --class), frequent-rare (a term in >25%
+        /// of docs with 1-2 in <=0.1%), all-rare, all-frequent (2-4 terms), long (8-16
+        /// words of a question from one document). Each line gets metadata.class.
+        #[arg(long, value_delimiter = ',')]
+        class: Vec<ClassShare>,
+        /// Analysis for document frequencies; as the index's. Default: english with
+        /// --class, plain without (the sets made before classes).
+        #[arg(long)]
+        analyzer: Option<String>,
     },
     /// Describe a corpus: size, length distribution, vocabulary, Zipf and Heaps exponents.
     Stats {
@@ -180,8 +192,24 @@ fn run(cli: Cli) -> Result<()> {
             terms,
             seed,
             style,
+            class,
             analyzer,
-        } => sample_queries(&corpus, &out, count, terms, seed, style, &analyzer),
+        } => {
+            if class.is_empty() {
+                let analyzer = analyzer.as_deref().unwrap_or("plain");
+                sample_queries(&corpus, &out, count, terms, seed, style, analyzer)
+            } else {
+                let analyzer = analyzer.as_deref().unwrap_or("english");
+                let style = match style {
+                    Style::Terms => SampledStyle::Terms {
+                        min: terms.0,
+                        max: terms.1,
+                    },
+                    Style::Questions => SampledStyle::Questions,
+                };
+                classed_queries(&corpus, &out, count, &class, style, seed, analyzer)
+            }
+        }
         Command::Stats {
             corpus,
             analyzer,
@@ -362,6 +390,66 @@ fn sample_queries(
         "queries: wrote {} queries to {}",
         queries.len(),
         out.display()
+    );
+    Ok(())
+}
+
+fn classed_queries(
+    corpus: &Path,
+    out: &Path,
+    count: usize,
+    mix: &[ClassShare],
+    style: SampledStyle,
+    seed: u64,
+    analyzer: &str,
+) -> Result<()> {
+    let analyzer = Analyzer::new(AnalyzerConfig::preset(analyzer)?);
+    let start = Instant::now();
+    let reader = open_corpus(corpus)?;
+    let stats = TermStats::from_corpus(with_progress("queries", reader), &analyzer)?;
+    let docs = thousands(stats.docs);
+    for class in [QueryClass::FrequentRare, QueryClass::AllFrequent] {
+        if mix.iter().any(|s| s.class == class) {
+            let shown: Vec<String> = frequent_terms(&stats, class)
+                .iter()
+                .take(8)
+                .map(|t| {
+                    let word = t.word.as_deref().unwrap_or(&t.term);
+                    format!("{word} {:.1}%", 100.0 * t.df as f64 / stats.docs as f64)
+                })
+                .collect();
+            note!(
+                "queries: {class}: frequent terms of {docs} docs: {}",
+                shown.join(", ")
+            );
+        }
+    }
+    note!(
+        "queries: rare terms (df 1..{} of {docs} docs): {}",
+        rare_max_df(stats.docs),
+        thousands(rare_terms(&stats).len() as u64)
+    );
+    let queries = class_queries(&stats, mix, count, style, seed, || open_corpus(corpus))?;
+    let file = File::create(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut w = QueriesWriter::new(BufWriter::new(file));
+    for q in &queries {
+        w.write_with_class(&q.query, q.class.name())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    w.finish()?.flush()?;
+    let per_class: Vec<String> = mix
+        .iter()
+        .map(|s| {
+            let n = queries.iter().filter(|q| q.class == s.class).count();
+            format!("{} {n}", s.class)
+        })
+        .collect();
+    note!(
+        "queries: wrote {} queries ({}) to {} in {:.1} s",
+        queries.len(),
+        per_class.join(", "),
+        out.display(),
+        start.elapsed().as_secs_f64()
     );
     Ok(())
 }

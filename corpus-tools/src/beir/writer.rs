@@ -58,6 +58,19 @@ impl<W: Write> QueriesWriter<W> {
         Ok(())
     }
 
+    /// Appends one query line with its class in BEIR's `metadata` object:
+    /// `{"_id":…,"text":…,"metadata":{"class":…}}`. Readers that do not know the field
+    /// skip it ([`QueryReader`](super::QueryReader) does).
+    pub fn write_with_class(&mut self, query: &Query, class: &str) -> io::Result<()> {
+        self.out.write_all(b"{")?;
+        write_fields(&mut self.out, &[("_id", &query.id), ("text", &query.text)])?;
+        self.out.write_all(b",\"metadata\":{")?;
+        write_fields(&mut self.out, &[("class", class)])?;
+        self.out.write_all(b"}}\n")?;
+        self.written += 1;
+        Ok(())
+    }
+
     /// Queries written so far.
     pub fn written(&self) -> u64 {
         self.written
@@ -72,6 +85,12 @@ impl<W: Write> QueriesWriter<W> {
 
 fn write_line(out: &mut impl Write, fields: &[(&str, &str)]) -> io::Result<()> {
     out.write_all(b"{")?;
+    write_fields(out, fields)?;
+    out.write_all(b"}\n")
+}
+
+/// `"key":value` pairs separated by commas, values escaped by serde_json.
+fn write_fields(out: &mut impl Write, fields: &[(&str, &str)]) -> io::Result<()> {
     for (i, (key, value)) in fields.iter().enumerate() {
         if i > 0 {
             out.write_all(b",")?;
@@ -79,7 +98,7 @@ fn write_line(out: &mut impl Write, fields: &[(&str, &str)]) -> io::Result<()> {
         write!(out, "\"{key}\":")?;
         serde_json::to_writer(&mut *out, value).map_err(io::Error::other)?;
     }
-    out.write_all(b"}\n")
+    Ok(())
 }
 
 #[cfg(test)]
@@ -125,5 +144,21 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(back, queries);
+    }
+
+    #[test]
+    fn classed_queries_carry_metadata_and_read_back() {
+        let q = Query::new("7", "webster \"maiger\"");
+        let mut w = QueriesWriter::new(Vec::new());
+        w.write_with_class(&q, "frequent-rare").unwrap();
+        let bytes = w.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            "{\"_id\":\"7\",\"text\":\"webster \\\"maiger\\\"\",\"metadata\":{\"class\":\"frequent-rare\"}}\n"
+        );
+        let back: Vec<Query> = QueryReader::new(bytes.as_slice(), "mem")
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, [q]);
     }
 }

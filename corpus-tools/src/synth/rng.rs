@@ -16,6 +16,8 @@ use super::detmath;
 pub(crate) enum Purpose {
     Documents,
     Queries,
+    /// Query classes (`queries --class`): one stream per (class, query).
+    QueryClasses,
 }
 
 /// A deterministic random stream.
@@ -31,6 +33,7 @@ impl Stream {
         let tag: &[u8] = match purpose {
             Purpose::Documents => b"heddle-corpus/documents",
             Purpose::Queries => b"heddle-corpus/queries",
+            Purpose::QueryClasses => b"heddle-corpus/classes",
         };
         key[8..8 + tag.len()].copy_from_slice(tag);
         let mut rng = ChaCha8Rng::from_seed(key);
