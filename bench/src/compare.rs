@@ -143,8 +143,9 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         );
     }
 
-    // 4. Sequential pass.
+    // 4. Sequential pass, and its figures query by query.
     let queries = QueryCycle::load(&args.bench.queries, args.bench.seed)?;
+    let mut per_query = None;
     let passes = passes_for(args.sequential_samples, queries.len());
     let sequential = if args.sequential_samples > 0 {
         let opened: Vec<(String, Arc<dyn Backend>)> = factories
@@ -159,6 +160,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         );
         let reports = run_sequential(&refs, &queries, passes, args.bench.k);
         print!("{}", render_sequential(&reports));
+        per_query = per_query_report(&reports, &queries, passes, &built)?;
+        if let Some(r) = &per_query {
+            println!("{}", crate::per_query::render(r));
+        }
         reports.into_iter().map(Some).collect()
     } else {
         vec![None; factories.len()]
@@ -233,6 +238,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         agreement,
         ladder_json: args.bench.json.as_ref().map(|p| p.display().to_string()),
         memory_rate: (args.memory_requests > 0).then_some(memory_rate),
+        per_query,
     };
     println!();
     print!("{}", report::render_ratios(&report));
@@ -473,6 +479,50 @@ fn explain_by_length_code(
         })
     });
     Ok(())
+}
+
+/// heddle against tantivy query by query, with each query classed by the shares of
+/// documents its terms are in (heddle's index and analyzer say which: both engines index
+/// the same tokens). `None` unless both engines ran.
+fn per_query_report(
+    reports: &[crate::sequential::SequentialReport],
+    queries: &QueryCycle,
+    passes: u64,
+    built: &[(Engine, BuildStats, bool, PathBuf)],
+) -> anyhow::Result<Option<crate::per_query::PerQueryReport>> {
+    let find = |name: &str| reports.iter().find(|r| r.engine == name);
+    let (Some(h), Some(t)) = (find("heddle"), find("tantivy")) else {
+        return Ok(None);
+    };
+    let Some((_, _, _, dir)) = built.iter().find(|b| b.0 == Engine::Heddle) else {
+        return Ok(None);
+    };
+    let index = heddle::Index::open(dir)
+        .with_context(|| format!("opening heddle index {}", dir.display()))?;
+    let searcher = index.searcher();
+    let analyzer = index.analyzer();
+    let docs = searcher.num_docs().max(1) as f64;
+    let shares = |q: &str| -> Vec<f64> {
+        let mut terms = analyzer.tokens(q);
+        terms.sort();
+        terms.dedup();
+        terms
+            .iter()
+            .map(|t| searcher.doc_freq(heddle::Field::Flat, t) as f64 / docs)
+            .collect()
+    };
+    // The sequential pass asks query i of the cycle i-th in every pass.
+    let texts: Vec<String> = (0..queries.len() as u64)
+        .map(|i| queries.get(i).to_string())
+        .collect();
+    Ok(crate::per_query::report(
+        ("heddle", "tantivy"),
+        passes,
+        &texts,
+        &h.per_query_median_us,
+        &t.per_query_median_us,
+        &shares,
+    ))
 }
 
 fn render_sequential(reports: &[crate::sequential::SequentialReport]) -> String {

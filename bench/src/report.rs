@@ -167,6 +167,10 @@ pub struct CompareReport {
     /// that (absent from runs before them).
     #[serde(default)]
     pub held: Vec<EngineHold>,
+    /// The sequential pass query by query: ratio distribution, worst queries, classes
+    /// (absent from runs before it, and when the pass did not run).
+    #[serde(default)]
+    pub per_query: Option<crate::per_query::PerQueryReport>,
 }
 
 fn secs_to_us(s: f64) -> u64 {
@@ -670,9 +674,11 @@ mod tests {
             memory_rate: None,
             ratios: Vec::new(),
             held: vec![engine_hold("heddle", Some(1.0), false)],
+            per_query: None,
         };
         let mut json = serde_json::to_value(&report).unwrap();
         json.as_object_mut().unwrap().remove("held");
+        json.as_object_mut().unwrap().remove("per_query");
         let old: CompareReport = serde_json::from_value(json).unwrap();
         assert!(old.held.is_empty());
         assert!(!render_ratios(&old).contains(HELD_LABEL));

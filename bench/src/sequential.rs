@@ -26,6 +26,10 @@ pub struct SequentialReport {
     pub latency_us: LatencySummary,
     /// Each pass's mean latency, µs: median, min and max over passes (the drift).
     pub pass_mean_us: Option<Spread<f64>>,
+    /// Each query's median over the passes, µs (`None` if every run of it failed), in
+    /// the query set's order; digested by `per_query`, not written out whole.
+    #[serde(skip)]
+    pub per_query_median_us: Vec<Option<f64>>,
 }
 
 /// Passes needed for `samples` queries (at least one).
@@ -44,6 +48,8 @@ pub fn run_sequential(
     let mut hist: Vec<LatencyHistogram> = engines.iter().map(|_| LatencyHistogram::new()).collect();
     let mut means: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
     let mut errors = vec![0u64; engines.len()];
+    // [engine][query]: that query's latency in each pass, µs.
+    let mut per_query: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; engines.len()];
     let started = Instant::now();
     let mut last_line = started;
     for pass in 0..passes {
@@ -63,6 +69,7 @@ pub fn run_sequential(
                 if ok {
                     hist[e].record_nanos(ns);
                     total_ns += ns;
+                    per_query[e][i as usize].push(ns as f64 / 1_000.0);
                 } else {
                     errors[e] += 1;
                 }
@@ -80,6 +87,10 @@ pub fn run_sequential(
             errors: errors[e],
             latency_us: LatencySummary::of(&hist[e]),
             pass_mean_us: spread(&means[e]),
+            per_query_median_us: per_query[e]
+                .iter()
+                .map(|v| crate::per_query::median(v))
+                .collect(),
         })
         .collect()
 }

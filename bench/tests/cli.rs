@@ -75,6 +75,10 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
         "required: PASS",
         "sequential heddle: 10 passes × 20 queries",
         "sequential tantivy",
+        "per query (heddle/tantivy, median of 10 passes each, 20 queries): ratio p50",
+        "10 worst by ratio:",
+        "by document frequency: class, queries",
+        "by terms: class, queries",
         "comparison (each engine's median over tantivy's, same rung)",
         "ratios (heddle / tantivy",
         "index build time",
@@ -100,6 +104,7 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
     let report = std::fs::read_to_string(&json).unwrap();
     assert!(report.contains("\"ratios\"") && report.contains("\"agreement\""));
     assert!(report.contains("\"held\"") && report.contains("\"low_p50_us\""));
+    assert!(report.contains("\"per_query\"") && report.contains("\"by_df\""));
 
     let second = heddle_bench(&args);
     let (out2, err2) = text(&second);
