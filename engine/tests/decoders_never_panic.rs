@@ -155,3 +155,14 @@ proptest! {
         fuzzing::all(&bytes);
     }
 }
+
+/// Found by `make fuzz` (store target): a crafted store whose block starts more than 2^31
+/// documents before the one fetched made the fetch count the fields to skip as
+/// `2 * (doc - first_doc)` in u32, which overflowed (a panic in debug builds, a wrong
+/// count in release).
+#[test]
+fn fuzz_store_fetch_skipping_more_than_2_pow_31_records_is_an_error() {
+    fuzzing::store(&[
+        0, 0, 6, 168, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+    ]);
+}

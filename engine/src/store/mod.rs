@@ -253,8 +253,10 @@ impl StoreReader {
         let block = self.decompress(body, b, &mut raw)?;
         // Pass over the records before `doc` (id and title each) without checking their
         // text: a fetch reads one record of its block; every record is checked by a scan.
+        // Counted in u64: a crafted block may start more than 2^31 documents earlier (the
+        // loop then ends at the first field past the block's bytes).
         let mut pos = 0;
-        for _ in 0..2 * (doc - block.first_doc) {
+        for _ in 0..2 * u64::from(doc - block.first_doc) {
             next_field(&raw, &mut pos).ok_or_else(|| {
                 self.corrupt(format!(
                     "block {b}: the records before document {doc} run past the block"
