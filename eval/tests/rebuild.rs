@@ -263,6 +263,55 @@ fn index_force_through_a_symlink_rebuilds_the_target() {
     );
 }
 
+/// An index another heddle wrote (another format version) is rebuilt by `--force`, as
+/// the version error advises, and refused without it.
+#[test]
+fn index_force_rebuilds_an_index_of_another_format_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = corpus(tmp.path(), "old", "alpha", 30);
+    let new = corpus(tmp.path(), "new", "beta", 40);
+    let idx = tmp.path().join("idx");
+    ok(&["index", "--corpus", &s(&old), "--index", &s(&idx)]);
+    // Rewrite the manifest as format version 6 wrote it (same footer layout).
+    let path = idx.join("MANIFEST");
+    let bytes = std::fs::read(&path).unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(&bytes[..bytes.len() - 20]).unwrap();
+    json["format_version"] = 6.into();
+    let mut body = serde_json::to_vec_pretty(&json).unwrap();
+    let (len, crc) = (body.len() as u64, crc32fast::hash(&body));
+    body.extend_from_slice(&len.to_le_bytes());
+    body.extend_from_slice(&crc.to_le_bytes());
+    body.extend_from_slice(&6u32.to_le_bytes());
+    body.extend_from_slice(b"HDLF");
+    std::fs::write(&path, body).unwrap();
+    let before: Vec<String> = std::fs::read_dir(&idx)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("seg-"))
+        .collect();
+
+    fails(
+        &["index", "--corpus", &s(&new), "--index", &s(&idx)],
+        "holds a heddle index of format version 6; pass --force",
+    );
+    ok(&[
+        "index",
+        "--corpus",
+        &s(&new),
+        "--index",
+        &s(&idx),
+        "--force",
+    ]);
+    assert_eq!(count(&idx, "beta"), (40, 40));
+    assert_checks(&idx);
+    for name in before {
+        assert!(
+            !idx.join(&name).exists(),
+            "{name} of the old version left behind"
+        );
+    }
+}
+
 /// A failed build of a new index leaves no index behind (the path as it was).
 #[test]
 fn a_failed_build_of_a_new_index_leaves_nothing() {

@@ -81,6 +81,44 @@ impl Index {
         Index::open(dir)
     }
 
+    /// Empties an index that another format version wrote, so that it can be rebuilt in
+    /// this one (`heddle-eval index --force`; its "rebuild the index" advice). Under the
+    /// writer lock: the old manifest must be a sound heddle file of another version; it is
+    /// replaced by an empty manifest of this version with the generation and segment
+    /// numbers carried on (no file name is reused), and the old files, which this heddle
+    /// cannot read, are removed. A crash before the rebuild's commit leaves an empty index.
+    pub fn clear_other_version(dir: impl AsRef<Path>, settings: IndexSettings) -> Result<Index> {
+        let dir = dir.as_ref();
+        {
+            let _lock = DirLock::acquire(dir)?;
+            let path = dir.join(MANIFEST_FILE);
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let (version, body) = crate::segment::footer::verify_any_version(&path, &bytes)?;
+            if version == crate::segment::FORMAT_VERSION {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: is of this format version; open it instead",
+                    path.display()
+                )));
+            }
+            // The two numbers every version's manifest has kept, read without the rest.
+            #[derive(serde::Deserialize)]
+            struct Numbers {
+                generation: u64,
+                next_segment_id: u64,
+            }
+            let old: Numbers = serde_json::from_slice(body).map_err(|e| Error::Manifest {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+            let mut manifest = Manifest::new(settings.analyzer, settings.per_field);
+            manifest.generation = old.generation.saturating_add(1);
+            manifest.next_segment_id = old.next_segment_id.max(1);
+            manifest.store(dir, |_| Ok(()))?;
+            gc::remove_leftovers(dir, &manifest)?;
+        }
+        Index::open(dir)
+    }
+
     /// Opens the index in `dir` at its last committed state. A writer in another
     /// process may publish and remove files while this runs; opening starts over from
     /// the newer manifest then, a bounded number of times.

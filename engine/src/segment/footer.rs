@@ -32,6 +32,21 @@ pub(crate) fn sealed(mut body: Vec<u8>) -> Vec<u8> {
 
 /// Checks the footer of `file` and returns the body it protects.
 pub(crate) fn verify<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
+    let (version, body) = verify_any_version(path, file)?;
+    if version != FORMAT_VERSION {
+        return Err(Error::Version {
+            path: path.to_path_buf(),
+            expected: FORMAT_VERSION,
+            found: version,
+        });
+    }
+    Ok(body)
+}
+
+/// Checks the footer of `file` as every format version has written it (magic, length,
+/// checksum) and returns the version it names and the body: a heddle file, whichever
+/// heddle wrote it.
+pub(crate) fn verify_any_version<'a>(path: &Path, file: &'a [u8]) -> Result<(u32, &'a [u8])> {
     if file.len() < FOOTER_LEN {
         return Err(Error::Truncated {
             path: path.to_path_buf(),
@@ -51,13 +66,6 @@ pub(crate) fn verify<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
         u32::from_le_bytes([footer[at], footer[at + 1], footer[at + 2], footer[at + 3]])
     };
     let version = word(12);
-    if version != FORMAT_VERSION {
-        return Err(Error::Version {
-            path: path.to_path_buf(),
-            expected: FORMAT_VERSION,
-            found: version,
-        });
-    }
     let mut len_bytes = [0u8; 8];
     len_bytes.copy_from_slice(&footer[0..8]);
     let body_len = u64::from_le_bytes(len_bytes);
@@ -79,7 +87,7 @@ pub(crate) fn verify<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
             computed,
         });
     }
-    Ok(body)
+    Ok((version, body))
 }
 
 #[cfg(test)]

@@ -66,6 +66,20 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
         Err(heddle::Error::NoIndex { .. }) => {
             Index::create(&target, settings.clone()).map_err(|e| refusal(e, &args.index))?
         }
+        // Another heddle's index: what "rebuild the index" asks for, on request only.
+        Err(heddle::Error::Version { found, .. }) if !args.force => bail!(
+            "{}: holds a heddle index of format version {found}; pass --force to rebuild \
+             it in this heddle's format ({})",
+            args.index.display(),
+            heddle::segment::FORMAT_VERSION
+        ),
+        Err(heddle::Error::Version { .. }) => Index::clear_other_version(&target, settings.clone())
+            .with_context(|| {
+                format!(
+                    "{}: emptying the index of another format version",
+                    args.index.display()
+                )
+            })?,
         Err(e) => {
             return Err(anyhow::Error::new(e).context(format!(
                 "{}: cannot open the index there to replace it; heddle replaces only an \
