@@ -145,9 +145,7 @@ impl Index {
     /// A searcher over the snapshot published now. It keeps that snapshot (and its
     /// files' maps) alive for as long as it lives, whatever commits happen meanwhile.
     pub fn searcher(&self) -> Searcher {
-        let snapshot = self.shared.current.read().clone();
-        let analyzer = snapshot.analyzer().clone();
-        Searcher::new(snapshot, analyzer)
+        Searcher::new(self.shared.current.read().clone())
     }
 
     /// Picks up a commit made by another process (this process's own writer publishes

@@ -277,6 +277,12 @@ impl IndexWriter {
             stats.total = started.elapsed();
             return Ok(stats);
         }
+        // What the new segment is built with and the new snapshot analyzes queries with:
+        // a reset's settings, else the index's (only a reset by this writer changes them).
+        let analyzer = match &self.reset {
+            Some(r) => r.analyzer.clone(),
+            None => self.shared.current.read().analyzer().clone(),
+        };
         // The expensive part, with no lock held.
         let built = if self.buffer.is_empty() {
             None
@@ -288,10 +294,6 @@ impl IndexWriter {
                     None => st.manifest.fields.clone(),
                 };
                 (segment_name(st.allocate_segment_id()), fields)
-            };
-            let analyzer = match &self.reset {
-                Some(r) => r.analyzer.clone(),
-                None => self.shared.current.read().analyzer().clone(),
             };
             let built = build_segment(&name, &self.buffer, &fields, &analyzer, &self.pool);
             stats.analysis = built.analysis;
@@ -317,10 +319,6 @@ impl IndexWriter {
             None => st.manifest.clone(),
         };
         next.generation += 1;
-        let analyzer = match &self.reset {
-            Some(r) => r.analyzer.clone(),
-            None => current.analyzer().clone(),
-        };
         // A reset keeps none of the committed segments: they become garbage below.
         let (mut segments, dropped): (Vec<LiveSegment>, Vec<LiveSegment>) = match self.reset {
             Some(_) => (Vec::new(), current.segments().to_vec()),
@@ -395,9 +393,7 @@ impl IndexWriter {
         for old in dropped {
             publish::retire(&dir, &mut st, &old); // and let go of it, for the GC below
         }
-        if let Some(reset) = self.reset.take() {
-            drop(reset.committed_ids); // the documents they named are gone
-        }
+        self.reset = None; // its committed ids named documents that are gone
         stats.generation = st.manifest.generation;
         self.buffer.clear();
         self.pending_deletes.clear();

@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use super::bm25::Bm25Params;
 use super::{exhaustive, maxscore, query};
-use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
 use crate::field::Field;
 use crate::index::Snapshot;
@@ -47,12 +46,11 @@ pub struct Hit {
 #[derive(Clone)]
 pub struct Searcher {
     snapshot: Arc<Snapshot>,
-    analyzer: Arc<Analyzer>,
 }
 
 impl Searcher {
-    pub(crate) fn new(snapshot: Arc<Snapshot>, analyzer: Arc<Analyzer>) -> Self {
-        Searcher { snapshot, analyzer }
+    pub(crate) fn new(snapshot: Arc<Snapshot>) -> Self {
+        Searcher { snapshot }
     }
 
     /// Live (not deleted) documents in the snapshot.
@@ -81,7 +79,13 @@ impl Searcher {
     /// Uses block-max MaxScore; the result is identical to [`Searcher::search_exhaustive`].
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         self.check(opts)?;
-        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.field, opts.bm25);
+        let terms = query::prepare(
+            query,
+            self.snapshot.analyzer(),
+            &self.snapshot,
+            opts.field,
+            opts.bm25,
+        );
         let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
         self.hits(top)
     }
@@ -89,7 +93,13 @@ impl Searcher {
     /// The oracle: scores every posting of every query term.
     pub fn search_exhaustive(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         self.check(opts)?;
-        let terms = query::prepare(query, &self.analyzer, &self.snapshot, opts.field, opts.bm25);
+        let terms = query::prepare(
+            query,
+            self.snapshot.analyzer(),
+            &self.snapshot,
+            opts.field,
+            opts.bm25,
+        );
         let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
         self.hits(top)
     }
