@@ -3,9 +3,7 @@
 use std::path::Path;
 
 use super::{
-    SegmentComponent, SegmentMeta,
-    bytes::ByteReader,
-    footer,
+    SegmentComponent, SegmentMeta, footer,
     lengths::{LengthTable, Lengths},
 };
 use crate::directory::MappedFile;
@@ -114,22 +112,15 @@ impl SegmentReader {
     }
 
     /// Each field whose dictionary holds a different number of terms than the manifest
-    /// says. O(fields): the dictionary body opens with its term count (docs/FORMAT.md),
-    /// which `TermDict::open` has already read and checked against its block table.
+    /// says. O(fields): `TermDict::open` has read the count and checked it against its
+    /// block table.
     pub(crate) fn count_problems(&self) -> Vec<Error> {
         let mut problems = Vec::new();
         for &field in &self.meta.fields {
             let Some(f) = &self.fields[field.index()] else {
                 continue;
             };
-            let held =
-                match ByteReader::new(f.terms_file.path(), f.terms_file.body()).u32("term count") {
-                    Ok(n) => u64::from(n),
-                    Err(e) => {
-                        problems.push(e);
-                        continue;
-                    }
-                };
+            let held = f.terms.len() as u64;
             let said = self.meta.terms.get(field);
             if held != said {
                 problems.push(Error::Corrupt {

@@ -83,7 +83,6 @@ impl TermDict {
         })
     }
 
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }

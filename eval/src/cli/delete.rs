@@ -68,7 +68,7 @@ pub fn run(args: &DeleteArgs) -> anyhow::Result<()> {
 fn read_ids(mut reader: impl BufRead, file: &Path) -> anyhow::Result<Vec<String>> {
     let mut ids = Vec::new();
     let mut line = Vec::new();
-    for n in 1.. {
+    for n in 1u64.. {
         line.clear();
         if reader
             .read_until(b'\n', &mut line)
