@@ -9,22 +9,19 @@ use std::path::{Path, PathBuf};
 
 /// Ten documents, "rare" in one of them (its idf ≈ 2, enough to overflow k1 = 1e308).
 fn indexed(dir: &Path) -> String {
-    let corpus: String = (0..10)
-        .map(|i| {
-            let text = if i == 3 { "rare common" } else { "common" };
-            serde_json::json!({"_id": format!("d{i}"), "text": text}).to_string() + "\n"
+    let ids: Vec<String> = (0..10).map(|i| format!("d{i}")).collect();
+    let docs: Vec<(&str, &str, &str)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            (
+                id.as_str(),
+                "",
+                if i == 3 { "rare common" } else { "common" },
+            )
         })
         .collect();
-    std::fs::write(dir.join("c.jsonl"), corpus).unwrap();
-    let idx = dir.join("idx").to_string_lossy().into_owned();
-    ok(&[
-        "index",
-        "--corpus",
-        &dir.join("c.jsonl").to_string_lossy(),
-        "--index",
-        &idx,
-    ]);
-    idx
+    index_of(dir, &docs)
 }
 
 fn hit_count(stdout: &str) -> usize {
@@ -184,15 +181,7 @@ fn k1_that_would_make_scores_infinite_is_refused() {
 
 /// An index of one document, "x", and the path of a docs file holding `body`.
 fn index_and_docs(dir: &Path, body: &str) -> (String, String) {
-    std::fs::write(dir.join("c.jsonl"), "{\"_id\":\"x\",\"text\":\"first\"}\n").unwrap();
-    let idx = dir.join("idx").to_string_lossy().into_owned();
-    ok(&[
-        "index",
-        "--corpus",
-        &dir.join("c.jsonl").to_string_lossy(),
-        "--index",
-        &idx,
-    ]);
+    let idx = index_of(dir, &[("x", "", "first")]);
     std::fs::write(dir.join("d.jsonl"), body).unwrap();
     (idx, dir.join("d.jsonl").to_string_lossy().into_owned())
 }
