@@ -13,16 +13,8 @@ use heddle::{Error, Index, SearchOptions, check_index};
 
 /// A flat index of two segments (d1..d4, d5..d8) with d2 deleted, no merges running.
 fn build(dir: &Path) {
-    let index = common::english_index(dir, false);
-    let mut w = index.writer().unwrap();
+    let mut w = common::two_segments(dir).writer().unwrap();
     w.set_background_merges(false);
-    let docs = common::fixture();
-    for chunk in docs.chunks(4) {
-        for d in chunk {
-            w.add(d.clone()).unwrap();
-        }
-        w.commit().unwrap();
-    }
     w.delete("d2");
     w.commit().unwrap();
 }

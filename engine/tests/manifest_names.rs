@@ -4,27 +4,9 @@
 
 mod common;
 
-use common::{file_names, rewrite_manifest};
-
-use std::path::Path;
+use common::{file_names, rewrite_manifest, two_segments};
 
 use heddle::{Error, Index, SearchOptions, check_index};
-
-/// An index of two flat segments, no merges running.
-fn two_segments(dir: &Path) -> Index {
-    let index = common::english_index(dir, false);
-    let mut w = index.writer().unwrap();
-    w.set_background_merges(false);
-    let docs = common::fixture();
-    for chunk in docs.chunks(4) {
-        for d in chunk {
-            w.add(d.clone()).unwrap();
-        }
-        w.commit().unwrap();
-    }
-    drop(w);
-    index
-}
 
 #[test]
 fn a_manifest_naming_a_path_outside_the_index_is_refused() {

@@ -105,3 +105,19 @@ pub fn file_names(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// An English flat index of the fixture in two segments (d1..d4, d5..d8), with background
+/// merges off so that it stays two.
+pub fn two_segments(dir: &Path) -> Index {
+    let index = english_index(dir, false);
+    let mut w = index.writer().unwrap();
+    w.set_background_merges(false);
+    for chunk in fixture().chunks(4) {
+        for d in chunk {
+            w.add(d.clone()).unwrap();
+        }
+        w.commit().unwrap();
+    }
+    drop(w);
+    index
+}
