@@ -97,11 +97,11 @@ impl<R: BufRead> Lines<R> {
                 return None;
             }
             self.buf.clear();
-            // One byte past the limit (plus the `\n`) tells an over-long line from one
-            // exactly at it.
+            // Room for the `\r\n` after a line exactly at the limit: a longer one either
+            // has no `\n` within reach (the rest is skipped) or too much before it.
             let read = self.skip_long_line().and_then(|()| {
                 (&mut self.reader)
-                    .take(self.limit.saturating_add(1))
+                    .take(self.limit.saturating_add(2))
                     .read_until(b'\n', &mut self.buf)
             });
             match read {
@@ -116,8 +116,14 @@ impl<R: BufRead> Lines<R> {
                 }
             }
             self.line_no += 1;
-            if self.buf.len() as u64 > self.limit && !self.buf.ends_with(b"\n") {
-                self.in_long_line = true;
+            let complete = self.buf.ends_with(b"\n");
+            let ending = if self.buf.ends_with(b"\r\n") {
+                2
+            } else {
+                usize::from(complete)
+            };
+            if (self.buf.len() - ending) as u64 > self.limit {
+                self.in_long_line = !complete;
                 self.buf.clear();
                 return Some(Err(self.malformed(
                     self.line_no,
@@ -243,11 +249,16 @@ mod tests {
 
     #[test]
     fn a_line_exactly_at_the_limit_is_read() {
-        let mut lines = Lines::new(&b"12345\r\n123456\n12345"[..], "f".into());
+        let mut lines = Lines::new(&b"12345\r\n123456\n123456\r\n12345"[..], "f".into());
         lines.set_limit(6);
         assert_eq!(lines.next_line().unwrap().unwrap(), (1, "12345"));
         assert_eq!(lines.next_line().unwrap().unwrap(), (2, "123456"));
-        assert_eq!(lines.next_line().unwrap().unwrap(), (3, "12345"));
+        assert_eq!(
+            lines.next_line().unwrap().unwrap(),
+            (3, "123456"),
+            "CRLF at the limit"
+        );
+        assert_eq!(lines.next_line().unwrap().unwrap(), (4, "12345"));
         let mut lines = Lines::new(&b"1234567\n12\n1234567"[..], "f".into());
         lines.set_limit(6);
         assert!(lines.next_line().unwrap().is_err());
