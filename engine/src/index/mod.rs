@@ -26,7 +26,7 @@ pub use manifest::MANIFEST_FILE;
 pub(crate) use manifest::Manifest;
 pub use merge::MergeStats;
 pub use merge_policy::MergePolicy;
-pub(crate) use snapshot::Snapshot;
+pub(crate) use snapshot::{LiveSegment, Snapshot};
 pub use writer::{CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, IndexWriter};
 
 use crate::analysis::{Analyzer, AnalyzerConfig};

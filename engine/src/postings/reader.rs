@@ -239,6 +239,15 @@ impl<'a> PostingsList<'a> {
             .chain(skipped)
     }
 
+    /// Each block's last doc id and [`BlockBound::h`] at `at`, in order: where the best
+    /// scores of the list may lie, read from the skip table alone.
+    pub(crate) fn block_maxima(&self, at: Interp) -> impl Iterator<Item = (u32, f64)> + '_ {
+        (0..self.n_blocks()).map(move |b| {
+            let entry = self.entry(b);
+            (entry.last_doc, entry.bound.h(at))
+        })
+    }
+
     /// Number of postings.
     pub(crate) fn df(&self) -> u32 {
         self.df
@@ -437,6 +446,12 @@ impl<'a> PostingsCursor<'a> {
     #[inline]
     pub(crate) fn block_pointer(&self) -> usize {
         self.skip_block
+    }
+
+    /// Which block is decoded (the current doc's), as opposed to the block pointer.
+    #[inline]
+    pub(crate) fn decoded_block(&self) -> usize {
+        self.block
     }
 
     /// [`BlockBound::h`] of the block at the block pointer, decoding no more of its skip

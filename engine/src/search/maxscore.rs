@@ -8,7 +8,10 @@
 //! consulted from the highest bound down, first by their current block's bound (no
 //! decoding), then by seeking, and the candidate is dropped as soon as its best possible
 //! score is ≤ θ. Before that, whole ranges are skipped when the essential lists' current
-//! blocks cannot reach θ together.
+//! blocks cannot reach θ together. A skipped range moves the cursors' block pointers
+//! only; a block is decoded when a candidate reaches it, so a run of skipped ranges
+//! decodes nothing. Where a frequent word meets rare ones, θ starts from the frequent
+//! word's best blocks (`search::threshold`) instead of from nothing.
 //!
 //! Why "≤ θ" may drop: documents are visited in ascending internal id, so a later document
 //! with a score equal to the heap's worst loses the tie and could never enter.
@@ -24,10 +27,11 @@ use crate::field::Field;
 use crate::index::Snapshot;
 use crate::postings::{PostingsCursor, TERMINATED};
 use crate::search::bm25::TermScorer;
+use crate::search::threshold::starting_threshold;
 
 /// Relative margin on every bound comparison (far above f64 rounding, far below any
 /// score difference that matters).
-const SLACK: f64 = 1.0 + 1e-9;
+pub(super) const SLACK: f64 = 1.0 + 1e-9;
 
 struct TermCursor<'a> {
     /// Position of the term in the query's term-byte order (where its contribution goes).
@@ -39,9 +43,46 @@ struct TermCursor<'a> {
     /// The score bound of the block the cursor's block pointer named when it was last
     /// asked for: a candidate test asks again and again within one block.
     block: Option<(usize, f64)>,
+    /// Set by a range skip that moved only the block pointer: the first doc the cursor
+    /// may hold. Its block is decoded when a candidate reaches it, so a run of skipped
+    /// ranges decodes nothing (seeking past each range decoded the next block, which the
+    /// next range test then often skipped).
+    /// 0 when not pending. A pending target is always beyond the real doc (which is in
+    /// a block before it), so the traversal position is the larger of the two.
+    pending: u32,
 }
 
 impl TermCursor<'_> {
+    /// Where the cursor stands for the traversal: its doc, or its pending target.
+    #[inline]
+    fn pos(&self) -> u32 {
+        self.cursor.doc().max(self.pending)
+    }
+
+    /// Moves to `target` or beyond, decoding nothing if `target` lies past the decoded
+    /// block (the cursor is then pending until [`Self::settle`]).
+    fn skip_to(&mut self, target: u32) {
+        self.cursor.shallow_seek(target);
+        if self.cursor.block_pointer() == self.cursor.decoded_block()
+            || self.cursor.block_last_doc() == TERMINATED
+        {
+            // Within the decoded block, or past the last one: nothing to decode.
+            self.pending = 0;
+            self.cursor.seek(target);
+        } else {
+            self.pending = target;
+        }
+    }
+
+    /// Decodes a pending cursor's block and moves to its first doc ≥ the target.
+    #[inline]
+    fn settle(&mut self) {
+        if self.pending != 0 {
+            self.cursor.seek(self.pending);
+            self.pending = 0;
+        }
+    }
+
     /// The score bound of the block at the cursor's block pointer.
     #[inline]
     fn block_bound(&mut self) -> f64 {
@@ -81,6 +122,17 @@ pub(crate) fn top_k(
                 lists.push((slot, term.scorer, bound, list));
             }
         }
+        let floor = starting_threshold(
+            lists.iter().map(|(_, scorer, _, list)| (scorer, list)),
+            &lengths,
+            live,
+            k,
+        );
+        // The θ pruning compares with: the heap's, or the floor while that is higher.
+        let threshold = |top: &TopK| match (top.threshold(), floor) {
+            (Some(t), Some(f)) => Some(t.max(f)),
+            (t, f) => t.or(f),
+        };
         let mut cursors: Vec<TermCursor<'_>> = lists
             .iter()
             .map(|(slot, scorer, bound, list)| TermCursor {
@@ -89,6 +141,7 @@ pub(crate) fn top_k(
                 bound: *bound,
                 cursor: list.cursor(),
                 block: None,
+                pending: 0,
             })
             .collect();
         cursors.sort_by(|a, b| a.bound.total_cmp(&b.bound).then(a.slot.cmp(&b.slot)));
@@ -102,23 +155,29 @@ pub(crate) fn top_k(
         // Cursor positions in term-byte order: the order the oracle sums in.
         let mut by_slot: Vec<usize> = (0..n).collect();
         by_slot.sort_by_key(|&i| cursors[i].slot);
-        let mut essential_from = non_essential_count(&prefix, top.threshold());
+        // Changes only when a document enters the heap.
+        let mut theta = threshold(&top);
+        let mut essential_from = non_essential_count(&prefix, theta);
         // The last range `skippable_range` found not skippable, with the θ and the
         // essential set it was tested against; `None`: test the next candidate.
         let mut checked: Option<(u32, f64, usize)> = None;
+        // Whether an essential cursor may be pending (cleared when none is).
+        let mut pending = false;
 
         while essential_from < n {
-            let doc = cursors[essential_from..]
-                .iter()
-                .map(|c| c.cursor.doc())
-                .min()
-                .unwrap_or(TERMINATED);
+            let essential = cursors[essential_from..].iter();
+            let doc = if pending {
+                essential.map(TermCursor::pos).min()
+            } else {
+                essential.map(|c| c.cursor.doc()).min()
+            }
+            .unwrap_or(TERMINATED);
             if doc == TERMINATED {
                 break;
             }
             // The range test runs once per range: while `doc` stays within a range found
             // not skippable (same θ, same essential lists), its blocks and bounds are the same.
-            if let Some(theta) = top.threshold()
+            if let Some(theta) = theta
                 && checked.is_none_or(|(upto, t, e)| doc > upto || theta > t || essential_from != e)
             {
                 match skippable_range(
@@ -137,9 +196,10 @@ pub(crate) fn top_k(
                         let next = upto.saturating_add(1);
                         let mut moved = false;
                         for c in &mut cursors[essential_from..] {
-                            if c.cursor.doc() <= upto {
-                                c.cursor.seek(next);
+                            if c.pos() <= upto {
+                                c.skip_to(next);
                                 moved = true;
+                                pending |= c.pending != 0;
                             }
                         }
                         if moved {
@@ -148,6 +208,25 @@ pub(crate) fn top_k(
                     }
                 }
             }
+            // `doc` is to be scored: decode the blocks of the cursors pending at it. Their
+            // first doc from there may lie beyond it; then pick the candidate again.
+            if pending {
+                let mut on_doc = false;
+                pending = false;
+                for c in &mut cursors[essential_from..] {
+                    if c.pending != 0 && c.pending <= doc {
+                        c.settle();
+                    }
+                    on_doc |= c.cursor.doc() == doc;
+                    pending |= c.pending != 0;
+                }
+                if !on_doc {
+                    continue;
+                }
+            }
+            // From here every essential cursor not on `doc` stands beyond it (a pending
+            // one's real doc is behind, but below every candidate to come, so never
+            // equal to one).
             if live.is_deleted(doc) {
                 for c in &mut cursors[essential_from..] {
                     if c.cursor.doc() == doc {
@@ -163,7 +242,7 @@ pub(crate) fn top_k(
                     partial += c.scorer.score(c.cursor.tf(), len);
                 }
             }
-            let admitted = match top.threshold() {
+            let admitted = match theta {
                 None => {
                     for c in &mut cursors[..essential_from] {
                         c.cursor.seek(doc);
@@ -191,7 +270,8 @@ pub(crate) fn top_k(
                     }
                 }
                 top.push(score, base + doc as u64);
-                let next = non_essential_count(&prefix, top.threshold());
+                theta = threshold(&top);
+                let next = non_essential_count(&prefix, theta);
                 essential_from = essential_from.max(next);
             }
             for c in &mut cursors[scored_from..] {
@@ -221,7 +301,7 @@ fn skippable_range(
 ) -> Result<u32, u32> {
     let upto = essential
         .iter()
-        .filter(|c| c.cursor.doc() != TERMINATED)
+        .filter(|c| c.pos() != TERMINATED)
         .map(|c| c.cursor.block_last_doc())
         .min()
         .unwrap_or(TERMINATED);
@@ -229,7 +309,7 @@ fn skippable_range(
     for c in essential {
         // Its current block holds every posting it has up to `upto` (that block ends at
         // or after `upto`); a cursor beyond `upto` has none in the range.
-        if c.cursor.doc() <= upto {
+        if c.pos() <= upto {
             bound += c.block_bound();
         }
     }

@@ -8,6 +8,7 @@ mod exhaustive;
 mod maxscore;
 mod query;
 mod searcher;
+mod threshold;
 mod topk;
 
 pub use bm25::Bm25Params;

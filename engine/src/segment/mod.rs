@@ -18,6 +18,7 @@ use crate::field::{Field, FieldCounts};
 
 pub(crate) use builder::build_segment;
 pub use footer::FORMAT_VERSION;
+pub(crate) use lengths::LengthTable;
 pub(crate) use names::segment_name;
 pub(crate) use reader::SegmentReader;
 
