@@ -2,10 +2,10 @@
 //!
 //! MaxScore's θ rises only as documents enter the heap in doc-id order. Where a query
 //! pairs a word in most documents with rare ones ("webster recrimination" on GCIDE), the
-//! rare words hold fewer than k documents, so θ ends up as the k-th best score of a
-//! document with the frequent word alone, just below that word's bound: the word stays
-//! essential for its whole list and every block whose bound beats the θ *of the moment*
-//! is decoded, which early on is nearly every block.
+//! rare words hold few documents, so θ rises slowly (and if they hold fewer than k, it
+//! ends as the k-th best score of a document with the frequent word alone, just below
+//! that word's bound): the word stays essential and every block whose bound beats the θ
+//! *of the moment* is decoded, which early on is nearly every block.
 //!
 //! So in that case, before the traversal, the frequent word's skip table names its blocks
 //! with the highest bounds, and their postings are scored for that word alone. A term's
@@ -26,6 +26,14 @@ use crate::segment::LengthTable;
 /// them.
 const MIN_BLOCKS: usize = 16;
 
+/// The longest list must hold this many times more postings than the others together
+/// (or they fewer than k): then θ rises slowly from the others, and the frequent word is
+/// decoded block after block until it does. Measured on GCIDE and the synthetic corpus
+/// (docs/RESULTS.md): 64 gave the fewest instructions of 4, 16 and 64, and "fewer than k"
+/// alone missed "circulatory webster disulphuret", which scored 7,000 postings of
+/// "webster" before θ rose.
+const DOMINANCE: u64 = 64;
+
 /// At most this share (1/n) of the list's blocks, and at most [`MAX_BLOCKS`], are decoded.
 /// The k best documents of a long list usually lie in k different blocks (the best 3
 /// blocks of "webster" gave too low a θ to help), so up to k blocks are taken.
@@ -33,7 +41,7 @@ const BLOCK_SHARE: usize = 8;
 const MAX_BLOCKS: usize = 64;
 
 /// A lower bound on the k-th best score of the snapshot, or `None` where the query is not
-/// of the kind above (its longest list is short, or its other lists hold k postings), or
+/// of the kind above (its longest list is short, or does not dominate the others), or
 /// the best blocks hold fewer than k live documents. Strictly below k distinct documents'
 /// full scores, by the margin pruning compares with, so a document whose bound is at
 /// most it can be dropped whatever the tie order.
@@ -56,7 +64,7 @@ pub(crate) fn starting_threshold<'l, 'a: 'l>(
     }
     let (scorer, list) = longest?;
     let n_blocks = list.n_blocks();
-    if n_blocks < MIN_BLOCKS || others >= k as u64 {
+    if n_blocks < MIN_BLOCKS || others >= (k as u64).max(u64::from(list.df()) / DOMINANCE) {
         return None;
     }
     let take = k.min(n_blocks / BLOCK_SHARE).clamp(1, MAX_BLOCKS);
