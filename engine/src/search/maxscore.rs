@@ -161,17 +161,13 @@ pub(crate) fn top_k(
         // The last range `skippable_range` found not skippable, with the θ and the
         // essential set it was tested against; `None`: test the next candidate.
         let mut checked: Option<(u32, f64, usize)> = None;
-        // Whether an essential cursor may be pending (cleared when none is).
-        let mut pending = false;
 
         while essential_from < n {
-            let essential = cursors[essential_from..].iter();
-            let doc = if pending {
-                essential.map(TermCursor::pos).min()
-            } else {
-                essential.map(|c| c.cursor.doc()).min()
-            }
-            .unwrap_or(TERMINATED);
+            let doc = cursors[essential_from..]
+                .iter()
+                .map(|c| c.cursor.doc())
+                .min()
+                .unwrap_or(TERMINATED);
             if doc == TERMINATED {
                 break;
             }
@@ -187,20 +183,21 @@ pub(crate) fn top_k(
                 ) {
                     Err(upto) => checked = Some((upto, theta, essential_from)),
                     Ok(upto) => {
-                        // No document up to `upto` can beat the heap: skip the essential
-                        // lists' current blocks without decoding the rest of them. The
-                        // cursor whose block ends at `upto` is at or before it, so one
-                        // always moves; if none did (only a cursor breaking that
-                        // invariant could), score `doc` the ordinary way rather than
-                        // test the same range again forever.
-                        let next = upto.saturating_add(1);
-                        let mut moved = false;
-                        for c in &mut cursors[essential_from..] {
-                            if c.pos() <= upto {
-                                c.skip_to(next);
-                                moved = true;
-                                pending |= c.pending != 0;
-                            }
+                        // No document up to `upto` can beat the heap. If no cursor moved
+                        // (only a cursor breaking the invariants `skip_ranges` relies on
+                        // could), score `doc` the ordinary way rather than test the same
+                        // range again forever.
+                        let (moved, tested) = skip_ranges(
+                            &mut cursors[essential_from..],
+                            prefix[essential_from],
+                            theta,
+                            upto,
+                        );
+                        if let Some(upto) = tested {
+                            // Tested where the cursors stood before decoding; they have
+                            // only moved forward within those blocks since, so scoring
+                            // up to there without testing again is still exact.
+                            checked = Some((upto, theta, essential_from));
                         }
                         if moved {
                             continue;
@@ -208,25 +205,6 @@ pub(crate) fn top_k(
                     }
                 }
             }
-            // `doc` is to be scored: decode the blocks of the cursors pending at it. Their
-            // first doc from there may lie beyond it; then pick the candidate again.
-            if pending {
-                let mut on_doc = false;
-                pending = false;
-                for c in &mut cursors[essential_from..] {
-                    if c.pending != 0 && c.pending <= doc {
-                        c.settle();
-                    }
-                    on_doc |= c.cursor.doc() == doc;
-                    pending |= c.pending != 0;
-                }
-                if !on_doc {
-                    continue;
-                }
-            }
-            // From here every essential cursor not on `doc` stands beyond it (a pending
-            // one's real doc is behind, but below every candidate to come, so never
-            // equal to one).
             if live.is_deleted(doc) {
                 for c in &mut cursors[essential_from..] {
                     if c.cursor.doc() == doc {
@@ -318,6 +296,46 @@ fn skippable_range(
     } else {
         Err(upto)
     }
+}
+
+/// Skips the range ending at `upto` and then every following range the block-max test
+/// finds skippable, moving only the cursors' block pointers (a run of skipped ranges
+/// decodes nothing: seeking past each range decoded the next block, which the next test
+/// then often skipped), and finally decodes the blocks the cursors stand in. Returns
+/// whether a cursor moved, and the end of the range found not skippable (`None` if the
+/// lists ended or nothing moved).
+///
+/// Every cursor at or before `upto` moves past it, and the cursor whose block ends at
+/// `upto` is one of them, so each round moves one: the loop ends.
+fn skip_ranges(
+    essential: &mut [TermCursor<'_>],
+    non_essential_bound: f64,
+    theta: f64,
+    mut upto: u32,
+) -> (bool, Option<u32>) {
+    let mut moved = false;
+    let tested = loop {
+        let next = upto.saturating_add(1);
+        let mut moved_now = false;
+        for c in essential.iter_mut() {
+            if c.pos() <= upto {
+                c.skip_to(next);
+                moved_now = true;
+            }
+        }
+        if !moved_now {
+            break None;
+        }
+        moved = true;
+        match skippable_range(essential, non_essential_bound, theta) {
+            Ok(end) => upto = end,
+            Err(end) => break (end != TERMINATED).then_some(end),
+        }
+    };
+    for c in essential.iter_mut() {
+        c.settle();
+    }
+    (moved, tested)
 }
 
 /// How many of the lowest-bound terms are non-essential at threshold `theta`.
