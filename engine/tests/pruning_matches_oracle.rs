@@ -307,3 +307,53 @@ fn quantized_block_bounds_never_prune_a_better_document() {
         assert_eq!(hits[0].id, "q200", "the second block's best document");
     }
 }
+
+/// The non-essential lists' block bounds are reused for consecutive candidates up to the
+/// end of the blocks they were read from, and not one doc further. "alpha" is in docs
+/// 1–256 (two blocks: 1–128 at tf 1, then 129 at tf 20), "beta" in docs 0 (tf 2), 128 and
+/// 129 (tf 1); b = 0, so only tf counts. With k = 1, doc 0 sets θ = B(2) ≈ 8.73, above
+/// alpha's bound, so alpha is non-essential. Doc 128 is dropped on alpha's first-block
+/// bound (B(1) + A(1) ≈ 8.40); doc 129 scores B(1) + A(20) ≈ 10.6 and is the answer, but
+/// only if its candidate test reads alpha's second block rather than reusing the first's.
+#[test]
+fn block_bounds_are_not_reused_past_their_blocks() {
+    let docs: Vec<Document> = (0..2000)
+        .map(|i| {
+            let text = match i {
+                0 => "beta beta".to_string(),
+                128 => "alpha beta".to_string(),
+                129 => format!("beta {}", vec!["alpha"; 20].join(" ")),
+                1..=256 => "alpha".to_string(),
+                _ => "gamma".to_string(),
+            };
+            Document::new(format!("d{i}"), "", text)
+        })
+        .collect();
+    let bm25 = Bm25Params { k1: 1.2, b: 0.0 };
+    check(&docs, 1, &["alpha beta".to_string()], 1, bm25);
+    // The scenario is the one described: doc 129 wins.
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(
+        dir.path(),
+        IndexSettings {
+            analyzer: AnalyzerConfig::plain(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut writer = index.writer().unwrap();
+    for d in &docs {
+        writer.add(d.clone()).unwrap();
+    }
+    writer.commit().unwrap();
+    let opts = SearchOptions {
+        k: 1,
+        bm25,
+        ..Default::default()
+    };
+    let hits = index
+        .searcher()
+        .search_exhaustive("alpha beta", &opts)
+        .unwrap();
+    assert_eq!(hits[0].id, "d129");
+}

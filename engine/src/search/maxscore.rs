@@ -161,6 +161,7 @@ pub(crate) fn top_k(
         // The last range `skippable_range` found not skippable, with the θ and the
         // essential set it was tested against; `None`: test the next candidate.
         let mut checked: Option<(u32, f64, usize)> = None;
+        let mut window = BlockWindow::EMPTY;
 
         while essential_from < n {
             let doc = cursors[essential_from..]
@@ -230,6 +231,7 @@ pub(crate) fn top_k(
                 Some(theta) => check_non_essential(
                     &mut cursors[..essential_from],
                     &prefix,
+                    &mut window,
                     doc,
                     len,
                     partial,
@@ -351,9 +353,29 @@ fn non_essential_count(prefix: &[f64], theta: Option<f64>) -> usize {
 
 /// Adds the non-essential terms' scores for `doc`, highest bound first, and returns
 /// whether the document can still beat `theta`.
+/// The non-essential lists' summed block bounds, valid for every doc up to `end` while
+/// the same lists are non-essential: a block's bound covers every doc in its range,
+/// whether or not the cursor has since moved past it, so consecutive candidates in the
+/// same blocks reuse the sum instead of consulting each list again.
+struct BlockWindow {
+    lists: usize,
+    end: u32,
+    sum: f64,
+}
+
+impl BlockWindow {
+    const EMPTY: BlockWindow = BlockWindow {
+        lists: usize::MAX,
+        end: 0,
+        sum: 0.0,
+    };
+}
+
+#[allow(clippy::too_many_arguments)]
 fn check_non_essential(
     cursors: &mut [TermCursor<'_>],
     prefix: &[f64],
+    window: &mut BlockWindow,
     doc: u32,
     len: u32,
     mut partial: f64,
@@ -364,12 +386,16 @@ fn check_non_essential(
         return false;
     }
     // Tighter: the non-essential terms' bounds in the blocks that would hold `doc`.
-    let mut block_bounds = 0.0;
-    for c in cursors.iter_mut() {
-        c.cursor.shallow_seek(doc);
-        block_bounds += c.block_bound();
+    if window.lists != n || doc > window.end {
+        let (mut sum, mut end) = (0.0, TERMINATED);
+        for c in cursors.iter_mut() {
+            c.cursor.shallow_seek(doc);
+            sum += c.block_bound();
+            end = end.min(c.cursor.block_last_doc());
+        }
+        *window = BlockWindow { lists: n, end, sum };
     }
-    if (partial + block_bounds) * SLACK <= theta {
+    if (partial + window.sum) * SLACK <= theta {
         return false;
     }
     for j in (0..n).rev() {
