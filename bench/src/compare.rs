@@ -67,6 +67,12 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub open_rounds: usize,
 
+    /// Measure the open times only (after one uncounted open of each index, which the
+    /// full comparison's agreement check stands in for), print them with the ratio and
+    /// stop: no agreement check, sequential pass, ladder or memory rung.
+    #[arg(long)]
+    pub open_only: bool,
+
     /// How deep each engine is asked in the agreement check, to find ties at the cut.
     #[arg(long, value_name = "N", default_value_t = 1_000)]
     pub agreement_depth: usize,
@@ -126,22 +132,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     };
 
     // 3. Open times, alternating engines.
-    let mut opens: Vec<Vec<f64>> = vec![Vec::new(); factories.len()];
-    for round in 0..args.open_rounds.max(1) {
-        for (i, f) in factories.iter().enumerate() {
-            let t = Instant::now();
-            let backend = f
-                .open(&args.workdir)
-                .with_context(|| format!("opening {}", f.name()))?;
-            opens[i].push(t.elapsed().as_secs_f64());
-            drop(backend);
-        }
-        eprintln!(
-            "compare: open round {}/{}",
-            round + 1,
-            args.open_rounds.max(1)
-        );
-    }
+    let opens = time_opens(args, &factories)?;
 
     // 4. Sequential pass, and its figures query by query.
     let queries = QueryCycle::load(&args.bench.queries, args.bench.seed)?;
@@ -251,6 +242,65 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
 
 /// The engines asked for, their indexes (built or reused) and backend factories: what
 /// both the comparison and the writes arm start from.
+/// Each engine's open times over `--open-rounds` rounds, engines alternating within a
+/// round (the clock stops before the backend is dropped).
+fn time_opens(
+    args: &CompareArgs,
+    factories: &[Box<dyn BackendFactory>],
+) -> anyhow::Result<Vec<Vec<f64>>> {
+    let mut opens: Vec<Vec<f64>> = vec![Vec::new(); factories.len()];
+    for round in 0..args.open_rounds.max(1) {
+        for (i, f) in factories.iter().enumerate() {
+            let t = Instant::now();
+            let backend = f
+                .open(&args.workdir)
+                .with_context(|| format!("opening {}", f.name()))?;
+            opens[i].push(t.elapsed().as_secs_f64());
+            drop(backend);
+        }
+        eprintln!(
+            "compare: open round {}/{}",
+            round + 1,
+            args.open_rounds.max(1)
+        );
+    }
+    Ok(opens)
+}
+
+/// `--open-only`: the indexes as `bench` builds or reuses them, one uncounted open of
+/// each (so that both start from the same warm page cache, as after the full
+/// comparison's agreement check), then `--open-rounds` alternating rounds. Prints each
+/// engine's median [min–max] and, with two engines, the ratio of the medians (heddle
+/// over tantivy).
+pub fn run_open_only(args: &CompareArgs) -> anyhow::Result<()> {
+    let Prepared { factories, .. } = prepare(args)?;
+    for f in &factories {
+        drop(
+            f.open(&args.workdir)
+                .with_context(|| format!("opening {}", f.name()))?,
+        );
+    }
+    let opens = time_opens(args, &factories)?;
+    let mut medians = Vec::new();
+    for (f, times) in factories.iter().zip(&opens) {
+        let s = spread(times).expect("at least one open");
+        println!(
+            "open {}: {:.1} µs [{:.1}–{:.1}] over {} opens",
+            f.name(),
+            s.median * 1e6,
+            s.min * 1e6,
+            s.max * 1e6,
+            times.len()
+        );
+        medians.push((f.name().to_string(), s.median));
+    }
+    let of = |name: &str| medians.iter().find(|(n, _)| n == name).map(|(_, m)| *m);
+    if let (Some(h), Some(t)) = (of(Engine::Heddle.name()), of(Engine::Tantivy.name())) {
+        println!("open heddle/tantivy: {:.2}×", h / t);
+    }
+    Ok(())
+}
+
 struct Prepared {
     corpus: PathBuf,
     engines: Vec<Engine>,

@@ -64,6 +64,7 @@ fn run() -> anyhow::Result<()> {
     }
     let cli = Cli::from_arg_matches(&matches)?;
     match cli.command {
+        Command::Bench(args) if args.open_only => compare::run_open_only(&args),
         Command::Bench(args) if args.bench.writes => compare::run_writes(&args).map(|_| ()),
         Command::Bench(args) => compare::run(&args).map(|_| ()),
         Command::Summarise { files } => {
