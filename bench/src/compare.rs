@@ -552,19 +552,24 @@ fn per_query_report(
     let searcher = index.searcher();
     let analyzer = index.analyzer();
     let docs = searcher.num_docs().max(1) as f64;
-    let shares = |q: &str| -> Vec<f64> {
-        let mut terms = analyzer.tokens(q);
-        terms.sort();
-        terms.dedup();
-        terms
-            .iter()
-            .map(|t| searcher.doc_freq(heddle::Field::Flat, t) as f64 / docs)
-            .collect()
-    };
     // The sequential pass asks query i of the cycle i-th in every pass.
     let texts: Vec<String> = (0..queries.len() as u64)
         .map(|i| queries.get(i).to_string())
         .collect();
+    // Each query's terms' shares of the documents, looked up once (a lookup can fail on
+    // a damaged dictionary block).
+    let mut share_of: std::collections::HashMap<&str, Vec<f64>> = Default::default();
+    for q in &texts {
+        let mut terms = analyzer.tokens(q);
+        terms.sort();
+        terms.dedup();
+        let mut shares = Vec::with_capacity(terms.len());
+        for t in &terms {
+            shares.push(searcher.doc_freq(heddle::Field::Flat, t)? as f64 / docs);
+        }
+        share_of.insert(q, shares);
+    }
+    let shares = |q: &str| -> Vec<f64> { share_of.get(q).cloned().unwrap_or_default() };
     Ok(crate::per_query::report(
         ("heddle", "tantivy"),
         passes,

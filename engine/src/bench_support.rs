@@ -49,7 +49,8 @@ pub fn store_layout(records: &[(String, String)], block_target: usize) -> (usize
         w.push(id, title);
     }
     let body = w.into_body();
-    let reader = StoreReader::open(Path::new("store"), &body).expect("a store it just wrote");
+    let reader = StoreReader::open(Path::new("store"), &body, &crate::segment::checked::Trusted)
+        .expect("a store it just wrote");
     let (blocks, raw) = reader.uncompressed(&body);
     (blocks, raw, body.len())
 }

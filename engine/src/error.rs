@@ -47,11 +47,16 @@ pub enum Error {
     },
 
     /// The bytes were changed after they were written (disk corruption, a bad copy).
+    /// `start..end` are the bytes whose checksum failed: a chunk of the body, or the
+    /// chunk table and footer fields. Rebuild the index or restore the file from a backup;
+    /// `heddle-eval check` lists every damaged file.
     #[error(
-        "{path}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is damaged"
+        "{path}: checksum mismatch in bytes {start}..{end} (stored {stored:#010x}, computed {computed:#010x}): the file is damaged"
     )]
     ChecksumMismatch {
         path: PathBuf,
+        start: u64,
+        end: u64,
         stored: u32,
         computed: u32,
     },

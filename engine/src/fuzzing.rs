@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::postings::{PostingsList, TERMINATED};
+use crate::segment::checked::Trusted;
 use crate::segment::footer;
 use crate::segment::lengths::Lengths;
 use crate::store::StoreReader;
@@ -24,9 +25,9 @@ pub fn manifest(bytes: &[u8]) {
 
 /// A term dictionary body: open it, then read every term and entry, and look some up.
 pub fn termdict(bytes: &[u8]) {
-    if let Ok(dict) = TermDict::open(Path::new(PATH), bytes) {
+    if let Ok(dict) = TermDict::open(Path::new(PATH), bytes, &Trusted) {
         let mut terms = Vec::new();
-        let mut walker = dict.walk(bytes);
+        let mut walker = dict.walk(bytes, &Trusted);
         while let Ok(Some((term, _))) = walker.next_term() {
             if terms.len() == 10_000 {
                 break;
@@ -34,9 +35,9 @@ pub fn termdict(bytes: &[u8]) {
             terms.push(term.to_vec());
         }
         for term in &terms {
-            let _ = dict.get(bytes, term);
+            let _ = dict.get(bytes, term, &Trusted);
         }
-        let _ = dict.get(bytes, b"fuzz");
+        let _ = dict.get(bytes, b"fuzz", &Trusted);
     }
 }
 
@@ -74,10 +75,10 @@ pub fn postings_seed(docs: &[u32], tfs: &[u32]) -> Vec<u8> {
 
 /// A stored-fields body: open and read every record.
 pub fn store(bytes: &[u8]) {
-    if let Ok(store) = StoreReader::open(Path::new(PATH), bytes) {
-        let _ = store.scan(bytes, |_, _, _| Ok(()));
+    if let Ok(store) = StoreReader::open(Path::new(PATH), bytes, &Trusted) {
+        let _ = store.scan(bytes, &Trusted, |_, _, _| Ok(()));
         for doc in [0, store.len() / 2, store.len().saturating_sub(1)] {
-            let _ = store.get(bytes, doc as u32);
+            let _ = store.get(bytes, doc as u32, &Trusted);
         }
     }
 }

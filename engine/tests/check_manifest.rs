@@ -35,7 +35,7 @@ fn assert_one_problem(dir: &Path, file: &str, what: &str) {
 /// The manifest's `segments[segment].<counts>.flat`.
 fn manifest_count(dir: &Path, segment: usize, counts: &str) -> u64 {
     let bytes = std::fs::read(dir.join("MANIFEST")).unwrap();
-    let m: serde_json::Value = serde_json::from_slice(&bytes[..bytes.len() - 20]).unwrap();
+    let m: serde_json::Value = serde_json::from_slice(common::body_of(&bytes)).unwrap();
     m["segments"][segment][counts]["flat"].as_u64().unwrap()
 }
 

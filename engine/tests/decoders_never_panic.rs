@@ -42,7 +42,7 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
         let body = if kind == "deletes" {
             bytes.clone()
         } else {
-            bytes[..bytes.len() - 20].to_vec()
+            common::body_of(&bytes).to_vec()
         };
         bodies.push((kind, body));
     }

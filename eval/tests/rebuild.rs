@@ -272,10 +272,14 @@ fn index_force_rebuilds_an_index_of_another_format_version() {
     let new = corpus(tmp.path(), "new", "beta", 40);
     let idx = tmp.path().join("idx");
     ok(&["index", "--corpus", &s(&old), "--index", &s(&idx)]);
-    // Rewrite the manifest as format version 6 wrote it (same footer layout).
+    // Rewrite the manifest as format version 6 wrote it (a 20-byte footer: body_len,
+    // the body's CRC-32, version, magic; no chunk table). Its body is the first body_len
+    // bytes, the u64 20 bytes from the end in every version.
     let path = idx.join("MANIFEST");
     let bytes = std::fs::read(&path).unwrap();
-    let mut json: serde_json::Value = serde_json::from_slice(&bytes[..bytes.len() - 20]).unwrap();
+    let at = bytes.len() - 20;
+    let body_len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let mut json: serde_json::Value = serde_json::from_slice(&bytes[..body_len]).unwrap();
     json["format_version"] = 6.into();
     let mut body = serde_json::to_vec_pretty(&json).unwrap();
     let (len, crc) = (body.len() as u64, crc32fast::hash(&body));

@@ -1,6 +1,7 @@
 //! A query prepared against one snapshot: analyzed, deduplicated, with global statistics.
 
 use crate::analysis::Analyzer;
+use crate::error::Result;
 use crate::field::Field;
 use crate::index::Snapshot;
 use crate::search::bm25::{self, Bm25Params, TermScorer};
@@ -17,14 +18,15 @@ pub(crate) struct QueryTerm {
 }
 
 /// Terms sorted by their bytes, so that a score is always summed in the same order
-/// whichever path computes it (the oracle and the pruned paths agree bit for bit).
+/// whichever path computes it (the oracle and the pruned paths agree bit for bit). An
+/// error if a dictionary block a term is looked up in is damaged.
 pub(crate) fn prepare(
     query: &str,
     analyzer: &Analyzer,
     snapshot: &Snapshot,
     field: Field,
     params: Bm25Params,
-) -> Vec<QueryTerm> {
+) -> Result<Vec<QueryTerm>> {
     let mut tokens = analyzer.tokens(query);
     tokens.sort_unstable();
     let n = snapshot.doc_count();
@@ -47,7 +49,7 @@ pub(crate) fn prepare(
             .segments()
             .iter()
             .map(|s| s.reader.term_info(field, &term))
-            .collect();
+            .collect::<Result<_>>()?;
         let df: u64 = infos.iter().flatten().map(|info| info.df as u64).sum();
         if df == 0 {
             continue;
@@ -57,5 +59,5 @@ pub(crate) fn prepare(
             infos,
         });
     }
-    terms
+    Ok(terms)
 }

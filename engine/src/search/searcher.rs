@@ -63,14 +63,16 @@ impl Searcher {
         self.snapshot.generation()
     }
 
-    /// Documents containing `term` (an already analyzed token) over all segments.
-    pub fn doc_freq(&self, field: Field, term: &str) -> u64 {
-        self.snapshot
-            .segments()
-            .iter()
-            .filter_map(|s| s.reader.term_info(field, term))
-            .map(|i| i.df as u64)
-            .sum()
+    /// Documents containing `term` (an already analyzed token) over all segments; an
+    /// error if a dictionary block it is looked up in is damaged.
+    pub fn doc_freq(&self, field: Field, term: &str) -> Result<u64> {
+        let mut df = 0;
+        for s in self.snapshot.segments() {
+            if let Some(info) = s.reader.term_info(field, term)? {
+                df += info.df as u64;
+            }
+        }
+        Ok(df)
     }
 
     /// Analyzes `query` with the index's analyzer and returns the top `opts.k` documents
@@ -85,7 +87,7 @@ impl Searcher {
             &self.snapshot,
             opts.field,
             opts.bm25,
-        );
+        )?;
         let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
         self.hits(top)
     }
@@ -99,7 +101,7 @@ impl Searcher {
             &self.snapshot,
             opts.field,
             opts.bm25,
-        );
+        )?;
         let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
         self.hits(top)
     }

@@ -1,10 +1,12 @@
 //! Immutable segments: the files one commit writes, and their readers.
 //!
 //! A segment is named `seg-NNNNNN` and made of one file per [`SegmentComponent`]. Every
-//! file ends in a [`footer`] that is verified when the segment is opened.
+//! file ends in a [`footer`] with a checksum per chunk of its body: the footer is verified
+//! when the segment is opened, each chunk before its bytes are first read ([`checked`]).
 
 mod builder;
 pub(crate) mod bytes;
+pub(crate) mod checked;
 pub(crate) mod deletes;
 pub(crate) mod footer;
 pub(crate) mod lengths;

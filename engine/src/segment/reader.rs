@@ -1,45 +1,43 @@
-//! Opens a segment's files, verifies their footers and gives access to its parts.
+//! Opens a segment's files and gives access to its parts, each checksum-verified before
+//! its first use.
+//!
+//! What is verified when:
+//!
+//! - at open: every file's footer and chunk table; the term dictionaries' header, block
+//!   table and block heads (every lookup's binary search reads them); the stored fields'
+//!   header and block table; the whole lengths file (small, and read per posting while
+//!   scoring, where no check may cost anything);
+//! - on a term lookup: the dictionary block that would hold the term;
+//! - on opening a postings list: the chunks covering the whole list, skip table
+//!   included (once per list per query, never per posting);
+//! - on a stored-document fetch: its compressed block;
+//! - on a walk or scan (merges, `check_index`, the writer's id set): each block as it
+//!   is reached.
+//!
+//! A chunk verified once stays verified for the life of the reader ([`CheckedFile`]).
 
 use std::path::Path;
 
+use super::checked::{CheckedFile, Integrity};
 use super::{
-    SegmentComponent, SegmentMeta, footer,
+    SegmentComponent, SegmentMeta,
     lengths::{LengthTable, Lengths},
 };
-use crate::directory::MappedFile;
 use crate::error::{Error, Result};
 use crate::field::Field;
 use crate::postings::{PostingsList, verify};
 use crate::store::{StoreReader, StoredDoc};
 use crate::termdict::{TermDict, TermInfo, TermWalker};
 
-/// A mapped file whose footer has been verified; `body()` excludes the footer.
-struct VerifiedFile {
-    file: MappedFile,
-    body_len: usize,
-}
-
-impl VerifiedFile {
-    fn open(dir: &Path, segment: &str, component: SegmentComponent) -> Result<Self> {
-        let file = MappedFile::open(&dir.join(component.file_name(segment)))?;
-        let body_len = footer::verify(file.path(), file.bytes())?.len();
-        Ok(VerifiedFile { file, body_len })
-    }
-
-    fn body(&self) -> &[u8] {
-        &self.file.bytes()[..self.body_len]
-    }
-
-    fn path(&self) -> &Path {
-        self.file.path()
-    }
+fn open_file(dir: &Path, segment: &str, component: SegmentComponent) -> Result<CheckedFile> {
+    CheckedFile::open(&dir.join(component.file_name(segment)))
 }
 
 /// The term dictionary and postings of one indexed field.
 struct FieldIndex {
-    terms_file: VerifiedFile,
+    terms_file: CheckedFile,
     terms: TermDict,
-    postings_file: VerifiedFile,
+    postings_file: CheckedFile,
 }
 
 /// An open, immutable segment.
@@ -47,9 +45,9 @@ pub(crate) struct SegmentReader {
     meta: SegmentMeta,
     /// By [`Field::index`]; `None` for a field this segment does not index.
     fields: [Option<FieldIndex>; 3],
-    lengths_file: VerifiedFile,
+    lengths_file: CheckedFile,
     lengths: Lengths,
-    store_file: VerifiedFile,
+    store_file: CheckedFile,
     store: StoreReader,
 }
 
@@ -68,28 +66,29 @@ impl SegmentReader {
     /// Opens the segment's files, checking their footers, their headers and their
     /// document counts against `meta`, but not the term counts ([`Self::count_problems`]
     /// reports those, so `check_index` can list them and still check the structures).
+    /// Reads (and verifies) only what the module documentation lists for "at open".
     pub(crate) fn open_files(dir: &Path, meta: &SegmentMeta) -> Result<Self> {
         let mut fields: [Option<FieldIndex>; 3] = [None, None, None];
         for &field in &meta.fields {
-            let terms_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Terms(field))?;
-            let terms = TermDict::open(terms_file.path(), terms_file.body())?;
-            let postings_file =
-                VerifiedFile::open(dir, &meta.name, SegmentComponent::Postings(field))?;
+            let terms_file = open_file(dir, &meta.name, SegmentComponent::Terms(field))?;
+            let terms = TermDict::open(terms_file.path(), terms_file.body(), &terms_file)?;
+            let postings_file = open_file(dir, &meta.name, SegmentComponent::Postings(field))?;
             fields[field.index()] = Some(FieldIndex {
                 terms_file,
                 terms,
                 postings_file,
             });
         }
-        let lengths_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Lengths)?;
+        let lengths_file = open_file(dir, &meta.name, SegmentComponent::Lengths)?;
+        lengths_file.check_all()?;
         let lengths = Lengths::open(
             lengths_file.path(),
             lengths_file.body(),
             meta.doc_count as usize,
             &meta.fields,
         )?;
-        let store_file = VerifiedFile::open(dir, &meta.name, SegmentComponent::Store)?;
-        let store = StoreReader::open(store_file.path(), store_file.body())?;
+        let store_file = open_file(dir, &meta.name, SegmentComponent::Store)?;
+        let store = StoreReader::open(store_file.path(), store_file.body(), &store_file)?;
         if store.len() != meta.doc_count as usize {
             return Err(Error::Corrupt {
                 path: store_file.path().to_path_buf(),
@@ -141,20 +140,25 @@ impl SegmentReader {
         self.meta.doc_count
     }
 
-    /// The term's dictionary entry in `field`; `None` if absent or the field is not indexed.
-    pub(crate) fn term_info(&self, field: Field, term: &str) -> Option<TermInfo> {
-        let f = self.fields[field.index()].as_ref()?;
-        f.terms.get(f.terms_file.body(), term.as_bytes())
+    /// The term's dictionary entry in `field`; `None` if absent or the field is not
+    /// indexed; an error if the dictionary block it would be in is damaged.
+    pub(crate) fn term_info(&self, field: Field, term: &str) -> Result<Option<TermInfo>> {
+        let Some(f) = self.fields[field.index()].as_ref() else {
+            return Ok(None);
+        };
+        f.terms
+            .get(f.terms_file.body(), term.as_bytes(), &f.terms_file)
     }
 
-    /// Every term of `field` in byte order with its dictionary entry; `None` if the field
-    /// is not indexed.
+    /// Every term of `field` in byte order with its dictionary entry (each block
+    /// verified as the walk reaches it); `None` if the field is not indexed.
     pub(crate) fn terms(&self, field: Field) -> Option<TermWalker<'_>> {
         let f = self.fields[field.index()].as_ref()?;
-        Some(f.terms.walk(f.terms_file.body()))
+        Some(f.terms.walk(f.terms_file.body(), &f.terms_file))
     }
 
-    /// The postings of a term found by [`SegmentReader::term_info`] in `field`, validated.
+    /// The postings of a term found by [`SegmentReader::term_info`] in `field`, verified
+    /// (every chunk the list covers) and validated.
     pub(crate) fn postings(&self, field: Field, info: &TermInfo) -> Result<PostingsList<'_>> {
         let f = self.fields[field.index()].as_ref().ok_or_else(|| {
             Error::InvalidArgument(format!(
@@ -168,9 +172,11 @@ impl SegmentReader {
         let end = start.checked_add(info.postings_len as u64);
         match end {
             Some(end) if end <= body.len() as u64 => {
+                let range = start as usize..end as usize;
+                f.postings_file.check(range.clone())?;
                 let lengths = self.lengths(field);
                 PostingsList::open(
-                    &body[start as usize..end as usize],
+                    &body[range],
                     info.df,
                     |doc| lengths.get(doc),
                     f.postings_file.path(),
@@ -236,14 +242,15 @@ impl SegmentReader {
         self.lengths_file.path()
     }
 
-    /// Stored document `doc` (decompresses its block: for the final hits).
+    /// Stored document `doc` (verifies and decompresses its block: for the final hits).
     pub(crate) fn stored(&self, doc: u32) -> Result<StoredDoc> {
-        self.store.get(self.store_file.body(), doc)
+        self.store
+            .get(self.store_file.body(), doc, &self.store_file)
     }
 
     /// Calls `f(doc, id, title)` for every stored document in order, each block
-    /// decompressed once (for merges, delete resolution and checks).
+    /// verified and decompressed once (for merges, delete resolution and checks).
     pub(crate) fn scan_stored(&self, f: impl FnMut(u32, &str, &str) -> Result<()>) -> Result<()> {
-        self.store.scan(self.store_file.body(), f)
+        self.store.scan(self.store_file.body(), &self.store_file, f)
     }
 }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::segment::bytes::{ByteReader, u32_at, u64_at};
+use crate::segment::checked::Integrity;
 use crate::varint;
 
 /// A block is closed once its records reach this many bytes (before compression).
@@ -127,13 +128,17 @@ struct Block {
 }
 
 impl StoreReader {
-    pub(crate) fn open(path: &Path, body: &[u8]) -> Result<Self> {
+    /// Validates the header and the block table, which it reads (and so asks
+    /// `integrity` to check); each block is checked when it is first decompressed.
+    pub(crate) fn open(path: &Path, body: &[u8], integrity: &dyn Integrity) -> Result<Self> {
+        integrity.check(0..8)?;
         let mut r = ByteReader::new(path, body);
         let len = r.u32("stored document count")?;
         let blocks = r.u32("stored block count")? as usize;
         let table_at = r.position();
         r.table(blocks, ENTRY_LEN, "stored block table")?;
         let data_at = r.position();
+        integrity.check(table_at..data_at)?;
         let reader = StoreReader {
             path: path.to_path_buf(),
             len,
@@ -221,10 +226,19 @@ impl StoreReader {
         }
     }
 
-    /// Decompresses block `b` into `out` (replacing its contents).
-    fn decompress(&self, body: &[u8], b: usize, out: &mut Vec<u8>) -> Result<Block> {
+    /// Decompresses block `b` into `out` (replacing its contents), once `integrity` has
+    /// checked its bytes.
+    fn decompress(
+        &self,
+        body: &[u8],
+        b: usize,
+        integrity: &dyn Integrity,
+        out: &mut Vec<u8>,
+    ) -> Result<Block> {
         let block = self.block(body, b);
-        let compressed = &body[self.data.0 + block.start..self.data.0 + block.end];
+        let at = self.data.0 + block.start..self.data.0 + block.end;
+        integrity.check(at.clone())?;
+        let compressed = &body[at];
         out.clear();
         out.resize(block.raw_len, 0);
         match lz4_flex::block::decompress_into(compressed, out) {
@@ -238,7 +252,12 @@ impl StoreReader {
     }
 
     /// Stored document `doc`: decompresses the one block that holds it.
-    pub(crate) fn get(&self, body: &[u8], doc: u32) -> Result<StoredDoc> {
+    pub(crate) fn get(
+        &self,
+        body: &[u8],
+        doc: u32,
+        integrity: &dyn Integrity,
+    ) -> Result<StoredDoc> {
         if doc >= self.len {
             return Err(self.corrupt(format!("no document {doc} of {}", self.len)));
         }
@@ -250,7 +269,7 @@ impl StoreReader {
             .partition_point(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) <= doc)
             - 1;
         let mut raw = Vec::new();
-        let block = self.decompress(body, b, &mut raw)?;
+        let block = self.decompress(body, b, integrity, &mut raw)?;
         // Pass over the records before `doc` (id and title each) without checking their
         // text: a fetch reads one record of its block; every record is checked by a scan.
         // Counted in u64: a crafted block may start more than 2^31 documents earlier (the
@@ -275,11 +294,12 @@ impl StoreReader {
     pub(crate) fn scan(
         &self,
         body: &[u8],
+        integrity: &dyn Integrity,
         mut f: impl FnMut(u32, &str, &str) -> Result<()>,
     ) -> Result<()> {
         let mut raw = Vec::new();
         for b in 0..self.blocks {
-            let block = self.decompress(body, b, &mut raw)?;
+            let block = self.decompress(body, b, integrity, &mut raw)?;
             let mut records = Records::new(self, &raw, b, block.first_doc, 0);
             for doc in block.first_doc..block.end_doc {
                 let (id, title) = records.next_record()?;
@@ -350,6 +370,7 @@ impl<'r, 'a> Records<'r, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::segment::checked::Trusted;
 
     fn docs(n: usize) -> Vec<(String, String)> {
         (0..n)
@@ -374,15 +395,15 @@ mod tests {
     fn round_trip_across_blocks_by_get_and_scan() {
         let docs = docs(600);
         let body = build(&docs);
-        let r = StoreReader::open(Path::new("s"), &body).unwrap();
+        let r = StoreReader::open(Path::new("s"), &body, &Trusted).unwrap();
         assert_eq!(r.len(), 600);
         assert!(r.blocks > 3, "600 records fill several blocks");
         for (d, (id, title)) in docs.iter().enumerate() {
-            let got = r.get(&body, d as u32).unwrap();
+            let got = r.get(&body, d as u32, &Trusted).unwrap();
             assert_eq!((&got.id, &got.title), (id, title), "document {d}");
         }
         let mut seen = Vec::new();
-        r.scan(&body, |d, id, title| {
+        r.scan(&body, &Trusted, |d, id, title| {
             seen.push((d, id.to_string(), title.to_string()));
             Ok(())
         })
@@ -393,7 +414,7 @@ mod tests {
             .map(|(d, (i, t))| (d as u32, i.clone(), t.clone()))
             .collect();
         assert_eq!(seen, want);
-        assert!(r.get(&body, 600).is_err());
+        assert!(r.get(&body, 600, &Trusted).is_err());
     }
 
     #[test]
@@ -402,14 +423,15 @@ mod tests {
             (String::new(), String::new()),
             ("ünï".into(), "Títle".into()),
         ]);
-        let r = StoreReader::open(Path::new("s"), &body).unwrap();
-        assert_eq!(r.get(&body, 0).unwrap().id, "");
-        assert_eq!(r.get(&body, 1).unwrap().title, "Títle");
+        let r = StoreReader::open(Path::new("s"), &body, &Trusted).unwrap();
+        assert_eq!(r.get(&body, 0, &Trusted).unwrap().id, "");
+        assert_eq!(r.get(&body, 1, &Trusted).unwrap().title, "Títle");
         let empty = build(&[]);
-        let r = StoreReader::open(Path::new("s"), &empty).unwrap();
+        let r = StoreReader::open(Path::new("s"), &empty, &Trusted).unwrap();
         assert_eq!(r.len(), 0);
-        assert!(r.get(&empty, 0).is_err());
-        r.scan(&empty, |_, _, _| panic!("no documents")).unwrap();
+        assert!(r.get(&empty, 0, &Trusted).is_err());
+        r.scan(&empty, &Trusted, |_, _, _| panic!("no documents"))
+            .unwrap();
     }
 
     #[test]
@@ -423,8 +445,8 @@ mod tests {
     fn damaged_stores_are_errors_not_panics() {
         let body = build(&docs(300));
         for cut in 0..body.len() {
-            if let Ok(r) = StoreReader::open(Path::new("s"), &body[..cut]) {
-                let whole = r.scan(&body[..cut], |_, _, _| Ok(()));
+            if let Ok(r) = StoreReader::open(Path::new("s"), &body[..cut], &Trusted) {
+                let whole = r.scan(&body[..cut], &Trusted, |_, _, _| Ok(()));
                 assert!(whole.is_err() || r.len() == 0, "cut at {cut}");
             }
         }
@@ -432,10 +454,10 @@ mod tests {
         for at in 0..body.len() {
             let mut bad = body.clone();
             bad[at] ^= 0x5A;
-            if let Ok(r) = StoreReader::open(Path::new("s"), &bad) {
-                let _ = r.scan(&bad, |_, _, _| Ok(()));
+            if let Ok(r) = StoreReader::open(Path::new("s"), &bad, &Trusted) {
+                let _ = r.scan(&bad, &Trusted, |_, _, _| Ok(()));
                 for d in [0, 150, 299] {
-                    let _ = r.get(&bad, d);
+                    let _ = r.get(&bad, d, &Trusted);
                 }
             }
         }
@@ -445,7 +467,7 @@ mod tests {
     fn bytes_after_the_last_block_are_corrupt() {
         let mut body = build(&docs(300));
         body.push(0);
-        let err = StoreReader::open(Path::new("s"), &body).unwrap_err();
+        let err = StoreReader::open(Path::new("s"), &body, &Trusted).unwrap_err();
         assert!(err.to_string().contains("blocks end at"), "{err}");
     }
 
@@ -454,8 +476,8 @@ mod tests {
         let body = build(&docs(300));
         let mut bad = body.clone();
         bad[0..4].copy_from_slice(&301u32.to_le_bytes()); // one more document than stored
-        let r = StoreReader::open(Path::new("s"), &bad).unwrap();
-        let err = r.scan(&bad, |_, _, _| Ok(())).unwrap_err();
+        let r = StoreReader::open(Path::new("s"), &bad, &Trusted).unwrap();
+        let err = r.scan(&bad, &Trusted, |_, _, _| Ok(())).unwrap_err();
         assert!(err.to_string().contains("block"), "{err}");
     }
 }

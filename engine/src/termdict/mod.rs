@@ -31,6 +31,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::segment::checked::Trusted;
 
     /// Contiguous postings, as the segment writers lay them out.
     fn dictionary(terms: &[&str]) -> (Vec<u8>, Vec<TermInfo>) {
@@ -57,10 +58,14 @@ mod tests {
         owned.sort();
         let terms: Vec<&str> = owned.iter().map(String::as_str).collect();
         let (body, infos) = dictionary(&terms);
-        let dict = TermDict::open(Path::new("t"), &body).unwrap();
+        let dict = TermDict::open(Path::new("t"), &body, &Trusted).unwrap();
         assert_eq!(dict.len(), terms.len());
         for (t, info) in terms.iter().zip(&infos) {
-            assert_eq!(dict.get(&body, t.as_bytes()), Some(*info), "{t}");
+            assert_eq!(
+                dict.get(&body, t.as_bytes(), &Trusted).unwrap(),
+                Some(*info),
+                "{t}"
+            );
         }
         for missing in [
             "aa",
@@ -71,9 +76,13 @@ mod tests {
             "éta",
             "\u{10ffff}",
         ] {
-            assert_eq!(dict.get(&body, missing.as_bytes()), None, "{missing}");
+            assert_eq!(
+                dict.get(&body, missing.as_bytes(), &Trusted).unwrap(),
+                None,
+                "{missing}"
+            );
         }
-        let mut walker = dict.walk(&body);
+        let mut walker = dict.walk(&body, &Trusted);
         let mut seen = Vec::new();
         while let Some((term, info)) = walker.next_term().unwrap() {
             seen.push((String::from_utf8(term.to_vec()).unwrap(), info));
@@ -85,10 +94,10 @@ mod tests {
     #[test]
     fn an_empty_dictionary_opens_and_finds_nothing() {
         let body = TermDictWriter::default().into_body();
-        let dict = TermDict::open(Path::new("t"), &body).unwrap();
+        let dict = TermDict::open(Path::new("t"), &body, &Trusted).unwrap();
         assert_eq!(dict.len(), 0);
-        assert_eq!(dict.get(&body, b"x"), None);
-        assert!(dict.walk(&body).next_term().unwrap().is_none());
+        assert_eq!(dict.get(&body, b"x", &Trusted).unwrap(), None);
+        assert!(dict.walk(&body, &Trusted).next_term().unwrap().is_none());
     }
 
     #[test]
@@ -97,14 +106,14 @@ mod tests {
         let terms: Vec<&str> = owned.iter().map(String::as_str).collect();
         let (body, _) = dictionary(&terms);
         for cut in 0..body.len() {
-            let Ok(dict) = TermDict::open(Path::new("t"), &body[..cut]) else {
+            let Ok(dict) = TermDict::open(Path::new("t"), &body[..cut], &Trusted) else {
                 continue;
             };
             // Whatever opened must never panic, and the walk reports the damage.
             for t in &terms {
-                let _ = dict.get(&body[..cut], t.as_bytes());
+                let _ = dict.get(&body[..cut], t.as_bytes(), &Trusted);
             }
-            let mut walker = dict.walk(&body[..cut]);
+            let mut walker = dict.walk(&body[..cut], &Trusted);
             let mut n = 0;
             let complete = loop {
                 match walker.next_term() {

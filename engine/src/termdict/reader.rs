@@ -1,13 +1,17 @@
 //! Reads a front-coded term dictionary body (see the writer for the layout).
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::{BLOCK_TERMS, TermInfo};
 use crate::error::{Error, Result};
 use crate::segment::bytes::{ByteReader, u32_at, u64_at};
+use crate::segment::checked::Integrity;
 use crate::varint;
 
 const TABLE_ENTRY: usize = 16;
+/// n_terms, n_blocks, heads_len, data_len.
+const HEADER_LEN: usize = 16;
 
 /// Section offsets into a validated dictionary body. The body itself is passed to each
 /// call, so the dictionary can live beside the memory map that owns the bytes.
@@ -25,14 +29,20 @@ pub(crate) struct TermDict {
 struct Block<'a> {
     head: &'a [u8],
     entries: &'a [u8],
+    /// Where `entries` are in the body: checked before they are decoded.
+    entries_at: Range<usize>,
     postings_offset: u64,
     terms: usize,
 }
 
 impl TermDict {
     /// Validates the header and the block table (offsets monotone and within their
-    /// areas); block contents are checked as they are decoded.
-    pub(crate) fn open(path: &Path, body: &[u8]) -> Result<Self> {
+    /// areas); block contents are checked as they are decoded. Reads (and so asks
+    /// `integrity` to check) the header, the block table and the block heads: what every
+    /// lookup's binary search reads. Each block's entries are checked when a lookup or a
+    /// walk first decodes them.
+    pub(crate) fn open(path: &Path, body: &[u8], integrity: &dyn Integrity) -> Result<Self> {
+        integrity.check(0..HEADER_LEN)?;
         let mut r = ByteReader::new(path, body);
         let len = r.u32("term count")? as usize;
         let n_blocks = r.u32("term block count")? as usize;
@@ -52,6 +62,7 @@ impl TermDict {
         r.take(heads_len, "term heads")?;
         let data_at = r.position();
         r.take(data_len, "term entries")?;
+        integrity.check(table_at..data_at)?;
         let (mut head_end, mut data_end, mut postings) = (0u32, 0u32, 0u64);
         for b in 0..n_blocks {
             let entry = &table[b * TABLE_ENTRY..(b + 1) * TABLE_ENTRY];
@@ -101,9 +112,11 @@ impl TermDict {
         let this = entry(b);
         let heads = &body[self.heads.0..self.heads.1];
         let data = &body[self.data.0..self.data.1];
+        let data_end = u32_at(this, 1) as usize;
         Block {
             head: &heads[head_start..u32_at(this, 0) as usize],
-            entries: &data[data_start..u32_at(this, 1) as usize],
+            entries: &data[data_start..data_end],
+            entries_at: self.data.0 + data_start..self.data.0 + data_end,
             postings_offset: u64_at(this, 1),
             terms: if b + 1 == self.n_blocks {
                 self.len - b * BLOCK_TERMS
@@ -113,11 +126,17 @@ impl TermDict {
         }
     }
 
-    /// The entry of `term`, if present. A block that does not decode (a crafted file
-    /// with a valid checksum) answers "absent"; `check_index` reports it.
-    pub(crate) fn get(&self, body: &[u8], term: &[u8]) -> Option<TermInfo> {
+    /// The entry of `term`, if present; an error if the block that would hold it fails
+    /// `integrity`'s check. A block that does not decode (a crafted file with a valid
+    /// checksum) answers "absent"; `check_index` reports it.
+    pub(crate) fn get(
+        &self,
+        body: &[u8],
+        term: &[u8],
+        integrity: &dyn Integrity,
+    ) -> Result<Option<TermInfo>> {
         if self.n_blocks == 0 {
-            return None;
+            return Ok(None);
         }
         // The last block whose head is ≤ term.
         let (mut lo, mut hi) = (0usize, self.n_blocks);
@@ -129,22 +148,30 @@ impl TermDict {
                 hi = mid;
             }
         }
-        let mut walker = BlockWalker::new(self.block(body, lo));
+        let block = self.block(body, lo);
+        integrity.check(block.entries_at.clone())?;
+        let mut walker = BlockWalker::new(block);
         while let Ok(true) = walker.next_entry() {
             match walker.term.as_slice().cmp(term) {
                 std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Equal => return Some(walker.info),
-                std::cmp::Ordering::Greater => return None,
+                std::cmp::Ordering::Equal => return Ok(Some(walker.info)),
+                std::cmp::Ordering::Greater => return Ok(None),
             }
         }
-        None
+        Ok(None)
     }
 
-    /// Every term in byte order with its entry.
-    pub(crate) fn walk<'a>(&'a self, body: &'a [u8]) -> TermWalker<'a> {
+    /// Every term in byte order with its entry; each block is checked by `integrity`
+    /// before it is decoded.
+    pub(crate) fn walk<'a>(
+        &'a self,
+        body: &'a [u8],
+        integrity: &'a dyn Integrity,
+    ) -> TermWalker<'a> {
         TermWalker {
             dict: self,
             body,
+            integrity,
             next_block: 0,
             block: None,
             last: None,
@@ -225,6 +252,7 @@ impl<'a> BlockWalker<'a> {
 pub(crate) struct TermWalker<'a> {
     dict: &'a TermDict,
     body: &'a [u8],
+    integrity: &'a dyn Integrity,
     next_block: usize,
     block: Option<BlockWalker<'a>>,
     /// The previous term, to check the order.
@@ -240,9 +268,9 @@ impl TermWalker<'_> {
                 if self.next_block == self.dict.n_blocks {
                     return Ok(None);
                 }
-                self.block = Some(BlockWalker::new(
-                    self.dict.block(self.body, self.next_block),
-                ));
+                let block = self.dict.block(self.body, self.next_block);
+                self.integrity.check(block.entries_at.clone())?;
+                self.block = Some(BlockWalker::new(block));
                 self.next_block += 1;
             }
             let walker = self.block.as_mut().expect("set above");

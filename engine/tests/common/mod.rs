@@ -71,19 +71,52 @@ pub fn english_index(dir: &Path, per_field: bool) -> Index {
     Index::create(dir, settings).unwrap()
 }
 
-/// Edits a file's body and reseals it with a valid footer (body length, CRC-32, format
-/// version, magic: engine/src/segment/footer.rs): damage a checksum cannot see, as a
-/// hostile user could make it.
-pub fn reseal(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
-    let bytes = std::fs::read(path).unwrap();
-    let mut body = bytes[..bytes.len() - 20].to_vec();
-    edit(&mut body);
-    let (len, crc) = (body.len() as u64, crc32fast::hash(&body));
-    body.extend_from_slice(&len.to_le_bytes());
+/// The body of a heddle file: its first `body_len` bytes (the footer's u64 at 20 bytes
+/// from the end, docs/FORMAT.md).
+pub fn body_of(bytes: &[u8]) -> &[u8] {
+    let at = bytes.len() - 20;
+    let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    &bytes[..len as usize]
+}
+
+/// The chunk size of a heddle file: 2^(the footer's u32 at 24 bytes from the end).
+pub fn chunk_shift_of(bytes: &[u8]) -> u32 {
+    let at = bytes.len() - 24;
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+/// `body` sealed as a file of this format version, in chunks of 2^`shift` bytes: the
+/// chunk CRCs, chunk_shift, body_len, the CRC-32 of those three, version, magic
+/// (docs/FORMAT.md, "Footer"; written from the document, not with the engine's code).
+pub fn seal(mut body: Vec<u8>, shift: u32) -> Vec<u8> {
+    let len = body.len();
+    let crcs: Vec<u32> = body.chunks(1 << shift).map(crc32fast::hash).collect();
+    for crc in crcs {
+        body.extend_from_slice(&crc.to_le_bytes());
+    }
+    body.extend_from_slice(&shift.to_le_bytes());
+    body.extend_from_slice(&(len as u64).to_le_bytes());
+    let crc = crc32fast::hash(&body[len..]);
     body.extend_from_slice(&crc.to_le_bytes());
     body.extend_from_slice(&heddle::segment::FORMAT_VERSION.to_le_bytes());
     body.extend_from_slice(b"HDLF");
-    std::fs::write(path, body).unwrap();
+    body
+}
+
+/// Edits a file's body and reseals it with valid checksums (its chunk size kept): damage
+/// a checksum cannot see, as a hostile user could make it.
+pub fn reseal(path: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut body = body_of(&bytes).to_vec();
+    edit(&mut body);
+    std::fs::write(path, seal(body, chunk_shift_of(&bytes))).unwrap();
+}
+
+/// Rewrites a file with the same body in chunks of 2^`shift` bytes (readers accept any
+/// size from 64 bytes): small files then span many chunks, each verified on its own.
+pub fn rechunk(path: &Path, shift: u32) {
+    let bytes = std::fs::read(path).unwrap();
+    std::fs::write(path, seal(body_of(&bytes).to_vec(), shift)).unwrap();
 }
 
 /// Edits the manifest's JSON and reseals it (see [`reseal`]).
