@@ -75,18 +75,37 @@ impl CheckedFile {
         self.check(0..self.sealed.body_len)
     }
 
-    #[inline]
+    #[cfg(test)]
     fn is_verified(&self, chunk: usize) -> bool {
-        self.verified[chunk / 64].load(Ordering::Acquire) & (1 << (chunk % 64)) != 0
+        self.all_verified(chunk, chunk)
     }
 
+    /// Whether chunks `first..=last` are all verified: one load per 64 chunks.
+    #[inline]
+    fn all_verified(&self, first: usize, last: usize) -> bool {
+        let (first_word, last_word) = (first / 64, last / 64);
+        (first_word..=last_word).all(|w| {
+            let low = if w == first_word { first % 64 } else { 0 };
+            let high = if w == last_word { last % 64 } else { 63 };
+            let mask = (u64::MAX >> (63 - high)) & (u64::MAX << low);
+            self.verified[w].load(Ordering::Acquire) & mask == mask
+        })
+    }
+
+    /// Verifies each of chunks `first..=last` not verified yet.
     #[cold]
     #[inline(never)]
-    fn verify_chunk(&self, chunk: usize) -> Result<()> {
-        self.sealed
-            .check_chunk(self.file.path(), self.file.bytes(), chunk)?;
-        // Two threads may verify the same chunk at once; both set the same bit.
-        self.verified[chunk / 64].fetch_or(1 << (chunk % 64), Ordering::Release);
+    fn verify_chunks(&self, first: usize, last: usize) -> Result<()> {
+        for chunk in first..=last {
+            let (word, bit) = (chunk / 64, 1u64 << (chunk % 64));
+            if self.verified[word].load(Ordering::Acquire) & bit != 0 {
+                continue;
+            }
+            self.sealed
+                .check_chunk(self.file.path(), self.file.bytes(), chunk)?;
+            // Two threads may verify the same chunk at once; both set the same bit.
+            self.verified[word].fetch_or(bit, Ordering::Release);
+        }
         Ok(())
     }
 }
@@ -99,12 +118,11 @@ impl Integrity for CheckedFile {
             return Ok(());
         }
         let shift = self.sealed.shift;
-        for chunk in range.start >> shift..=(end - 1) >> shift {
-            if !self.is_verified(chunk) {
-                self.verify_chunk(chunk)?;
-            }
+        let (first, last) = (range.start >> shift, (end - 1) >> shift);
+        if self.all_verified(first, last) {
+            return Ok(());
         }
-        Ok(())
+        self.verify_chunks(first, last)
     }
 }
 
@@ -154,9 +172,23 @@ mod tests {
             ));
         }
         assert!(f.check_all().is_err());
+        assert!((0..16).all(|c| f.is_verified(c) == (c != 4)));
         let sound = file(dir.path(), 1000, None);
         assert!(sound.check_all().is_ok());
         assert!((0..16).all(|c| sound.is_verified(c)));
+    }
+
+    #[test]
+    fn masks_cover_exactly_the_chunks_of_a_range_across_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), 64 * 200, None);
+        f.check(64 * 60..64 * 131).unwrap(); // chunks 60..=130: words 0, 1 and 2
+        for c in 0..200 {
+            assert_eq!(f.is_verified(c), (60..=130).contains(&c), "chunk {c}");
+        }
+        assert!(f.all_verified(60, 130) && f.all_verified(63, 64) && f.all_verified(128, 130));
+        assert!(!f.all_verified(59, 130) && !f.all_verified(60, 131));
+        assert!(!f.all_verified(0, 199));
     }
 
     #[test]

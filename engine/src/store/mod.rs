@@ -104,8 +104,9 @@ pub(crate) struct StoredDoc {
     pub title: String,
 }
 
-/// A validated block table over a stored-fields body; blocks are checked as they are
-/// decompressed.
+/// The sections of a stored-fields body. Opening reads the header and the last table
+/// entry only; a block's table entry is validated, and its bytes checked, when a fetch or
+/// a scan reaches it.
 #[derive(Debug, Clone)]
 pub(crate) struct StoreReader {
     path: PathBuf,
@@ -128,8 +129,9 @@ struct Block {
 }
 
 impl StoreReader {
-    /// Validates the header and the block table, which it reads (and so asks
-    /// `integrity` to check); each block is checked when it is first decompressed.
+    /// Reads the header (asking `integrity` to check it) and checks that the table fits
+    /// and that the last block ends where the compressed area does. O(1): the table's
+    /// entries are validated one by one as fetches and scans use them ([`Self::block`]).
     pub(crate) fn open(path: &Path, body: &[u8], integrity: &dyn Integrity) -> Result<Self> {
         integrity.check(0..8)?;
         let mut r = ByteReader::new(path, body);
@@ -138,7 +140,6 @@ impl StoreReader {
         let table_at = r.position();
         r.table(blocks, ENTRY_LEN, "stored block table")?;
         let data_at = r.position();
-        integrity.check(table_at..data_at)?;
         let reader = StoreReader {
             path: path.to_path_buf(),
             len,
@@ -150,35 +151,15 @@ impl StoreReader {
             return Err(reader.corrupt(format!("{len} documents in {blocks} blocks")));
         }
         let data_len = body.len() - data_at;
-        for b in 0..blocks {
-            let block = reader.block(body, b);
-            // A block's end is the next one's start, so runs are contiguous by
-            // construction: what remains is that they start at 0 and are not empty.
-            if (b == 0 && block.first_doc != 0) || block.end_doc <= block.first_doc {
-                return Err(reader.corrupt(format!(
-                    "block {b} holds documents {}..{}",
-                    block.first_doc, block.end_doc
-                )));
+        let used = match blocks.checked_sub(1) {
+            None => 0,
+            Some(last) => {
+                let entry = table_at + last * ENTRY_LEN;
+                integrity.check(entry..entry + ENTRY_LEN)?;
+                u64_at(&body[entry..entry + ENTRY_LEN], 1)
             }
-            if block.start > block.end || block.end > data_len {
-                return Err(reader.corrupt(format!(
-                    "block {b} spans {}..{} of {data_len} bytes",
-                    block.start, block.end
-                )));
-            }
-            let limit = MAX_EXPANSION * (block.end - block.start) as u64 + 16;
-            if block.raw_len as u64 > limit {
-                return Err(reader.corrupt(format!(
-                    "block {b} claims {} bytes from {} compressed",
-                    block.raw_len,
-                    block.end - block.start
-                )));
-            }
-        }
-        let used = blocks
-            .checked_sub(1)
-            .map_or(0, |last| reader.block(body, last).end);
-        if used != data_len {
+        };
+        if used != data_len as u64 {
             return Err(reader.corrupt(format!(
                 "blocks end at {used} of {data_len} compressed bytes"
             )));
@@ -190,9 +171,12 @@ impl StoreReader {
         self.len as usize
     }
 
-    /// Blocks, and their records' bytes before compression.
+    /// Blocks, and their records' bytes before compression (of a body built in memory:
+    /// the table is read unchecked, and a damaged entry counts as 0).
     pub(crate) fn uncompressed(&self, body: &[u8]) -> (usize, usize) {
-        let raw = (0..self.blocks).map(|b| self.block(body, b).raw_len).sum();
+        let raw = (0..self.blocks)
+            .map(|b| self.block(body, b).map_or(0, |block| block.raw_len))
+            .sum();
         (self.blocks, raw)
     }
 
@@ -204,8 +188,13 @@ impl StoreReader {
         }
     }
 
-    /// Entry `b` of the table, as written (checked by `open`).
-    fn block(&self, body: &[u8], b: usize) -> Block {
+    /// Entry `b` of the table (`b < blocks`; the table checked by the caller), validated on
+    /// its own: block 0 starts at document 0, a block holds at least one document, its
+    /// compressed bytes lie inside the area in order, and its `raw_len` is one LZ4 could
+    /// produce from them. A block's start is the previous block's end and its documents
+    /// end where the next block's begin, so blocks that each pass are contiguous and in
+    /// order, from document 0 to `n` and over the whole area (`open` checked the last end).
+    fn block(&self, body: &[u8], b: usize) -> Result<Block> {
         let table = &body[self.table.0..self.table.1];
         let first_doc = u32_at(table, 4 * b);
         let end_doc = if b + 1 < self.blocks {
@@ -213,7 +202,7 @@ impl StoreReader {
         } else {
             self.len
         };
-        Block {
+        let block = Block {
             first_doc,
             end_doc,
             raw_len: u32_at(table, 4 * b + 1) as usize,
@@ -223,7 +212,29 @@ impl StoreReader {
                 u64_at(table, 2 * b - 1) as usize
             },
             end: u64_at(table, 2 * b + 1) as usize,
+        };
+        if (b == 0 && block.first_doc != 0) || block.end_doc <= block.first_doc {
+            return Err(self.corrupt(format!(
+                "block {b} holds documents {}..{}",
+                block.first_doc, block.end_doc
+            )));
         }
+        let data_len = self.data.1 - self.data.0;
+        if block.start > block.end || block.end > data_len {
+            return Err(self.corrupt(format!(
+                "block {b} spans {}..{} of {data_len} bytes",
+                block.start, block.end
+            )));
+        }
+        let limit = MAX_EXPANSION * (block.end - block.start) as u64 + 16;
+        if block.raw_len as u64 > limit {
+            return Err(self.corrupt(format!(
+                "block {b} claims {} bytes from {} compressed",
+                block.raw_len,
+                block.end - block.start
+            )));
+        }
+        Ok(block)
     }
 
     /// Decompresses block `b` into `out` (replacing its contents), once `integrity` has
@@ -235,7 +246,7 @@ impl StoreReader {
         integrity: &dyn Integrity,
         out: &mut Vec<u8>,
     ) -> Result<Block> {
-        let block = self.block(body, b);
+        let block = self.block(body, b)?;
         let at = self.data.0 + block.start..self.data.0 + block.end;
         integrity.check(at.clone())?;
         let compressed = &body[at];
@@ -262,14 +273,25 @@ impl StoreReader {
             return Err(self.corrupt(format!("no document {doc} of {}", self.len)));
         }
         // The last block whose first document is at or before `doc` (block 0 starts at 0).
+        // The search may probe any entry: the whole table is checked (once per process;
+        // a few loads after that).
+        integrity.check(self.table.0..self.table.1)?;
         let table = &body[self.table.0..self.table.1];
         let b = table
             .as_chunks::<ENTRY_LEN>()
             .0
             .partition_point(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) <= doc)
-            - 1;
+            .saturating_sub(1);
         let mut raw = Vec::new();
         let block = self.decompress(body, b, integrity, &mut raw)?;
+        // Entries are validated one at a time, so a crafted table need not be sorted:
+        // the search may then land on a block that does not hold `doc`.
+        if !(block.first_doc..block.end_doc).contains(&doc) {
+            return Err(self.corrupt(format!(
+                "block {b} holds documents {}..{}, not {doc}: the table is out of order",
+                block.first_doc, block.end_doc
+            )));
+        }
         // Pass over the records before `doc` (id and title each) without checking their
         // text: a fetch reads one record of its block; every record is checked by a scan.
         // Counted in u64: a crafted block may start more than 2^31 documents earlier (the
@@ -297,6 +319,7 @@ impl StoreReader {
         integrity: &dyn Integrity,
         mut f: impl FnMut(u32, &str, &str) -> Result<()>,
     ) -> Result<()> {
+        integrity.check(self.table.0..self.table.1)?;
         let mut raw = Vec::new();
         for b in 0..self.blocks {
             let block = self.decompress(body, b, integrity, &mut raw)?;

@@ -13,8 +13,9 @@ const TABLE_ENTRY: usize = 16;
 /// n_terms, n_blocks, heads_len, data_len.
 const HEADER_LEN: usize = 16;
 
-/// Section offsets into a validated dictionary body. The body itself is passed to each
-/// call, so the dictionary can live beside the memory map that owns the bytes.
+/// Section offsets into a dictionary body whose header has been read. The body itself is
+/// passed to each call, so the dictionary can live beside the memory map that owns the
+/// bytes.
 #[derive(Debug, Clone)]
 pub(crate) struct TermDict {
     path: PathBuf,
@@ -36,11 +37,10 @@ struct Block<'a> {
 }
 
 impl TermDict {
-    /// Validates the header and the block table (offsets monotone and within their
-    /// areas); block contents are checked as they are decoded. Reads (and so asks
-    /// `integrity` to check) the header, the block table and the block heads: what every
-    /// lookup's binary search reads. Each block's entries are checked when a lookup or a
-    /// walk first decodes them.
+    /// Reads the header (asking `integrity` to check it) and checks that the sections fit
+    /// the body and that the last block table entry ends both areas exactly. O(1): the
+    /// table's entries are validated one by one as lookups and walks read them, and the
+    /// table, heads and each block's entries are checked by `integrity` before they are.
     pub(crate) fn open(path: &Path, body: &[u8], integrity: &dyn Integrity) -> Result<Self> {
         integrity.check(0..HEADER_LEN)?;
         let mut r = ByteReader::new(path, body);
@@ -62,27 +62,15 @@ impl TermDict {
         r.take(heads_len, "term heads")?;
         let data_at = r.position();
         r.take(data_len, "term entries")?;
-        integrity.check(table_at..data_at)?;
-        let (mut head_end, mut data_end, mut postings) = (0u32, 0u32, 0u64);
-        for b in 0..n_blocks {
-            let entry = &table[b * TABLE_ENTRY..(b + 1) * TABLE_ENTRY];
-            let (h, d, p) = (u32_at(entry, 0), u32_at(entry, 1), u64_at(entry, 1));
-            if h < head_end
-                || d <= data_end && b > 0
-                || p < postings
-                || h as usize > heads_len
-                || d as usize > data_len
-            {
-                return Err(corrupt(format!(
-                    "block {b}: ends {h}/{d}, postings at {p} out of order or range"
-                )));
+        if let Some(last) = n_blocks.checked_sub(1) {
+            let at = last * TABLE_ENTRY;
+            integrity.check(table_at + at..table_at + at + TABLE_ENTRY)?;
+            let entry = &table[at..at + TABLE_ENTRY];
+            if u32_at(entry, 0) as usize != heads_len || u32_at(entry, 1) as usize != data_len {
+                return Err(corrupt(
+                    "block table does not cover the heads and entries".into(),
+                ));
             }
-            (head_end, data_end, postings) = (h, d, p);
-        }
-        if n_blocks > 0 && (head_end as usize != heads_len || data_end as usize != data_len) {
-            return Err(corrupt(
-                "block table does not cover the heads and entries".into(),
-            ));
         }
         Ok(TermDict {
             path: path.to_path_buf(),
@@ -98,7 +86,24 @@ impl TermDict {
         self.len
     }
 
-    fn block<'a>(&self, body: &'a [u8], b: usize) -> Block<'a> {
+    /// The table and the heads: what a lookup's binary search may read.
+    fn index(&self) -> Range<usize> {
+        self.table..self.heads.1
+    }
+
+    fn corrupt(&self, detail: String) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            what: "term dictionary",
+            detail,
+        }
+    }
+
+    /// Block `b < n_blocks` from its table entry and the one before, validated on its
+    /// own: its head and entries lie inside their areas and start where the previous
+    /// block's end (so blocks that each pass are in order), and a block after the first
+    /// has entries. The caller has checked the table with `integrity`.
+    fn block<'a>(&self, body: &'a [u8], b: usize) -> Result<Block<'a>> {
         let entry =
             |i: usize| &body[self.table + i * TABLE_ENTRY..self.table + (i + 1) * TABLE_ENTRY];
         let (head_start, data_start) = if b == 0 {
@@ -110,12 +115,23 @@ impl TermDict {
             )
         };
         let this = entry(b);
+        let (head_end, data_end) = (u32_at(this, 0) as usize, u32_at(this, 1) as usize);
         let heads = &body[self.heads.0..self.heads.1];
         let data = &body[self.data.0..self.data.1];
-        let data_end = u32_at(this, 1) as usize;
-        Block {
-            head: &heads[head_start..u32_at(this, 0) as usize],
-            entries: &data[data_start..data_end],
+        let (Some(head), Some(entries)) = (
+            heads.get(head_start..head_end),
+            data.get(data_start..data_end),
+        ) else {
+            return Err(self.corrupt(format!(
+                "block {b}: ends {head_end}/{data_end} out of order or range"
+            )));
+        };
+        if b > 0 && entries.is_empty() {
+            return Err(self.corrupt(format!("block {b}: no entries")));
+        }
+        Ok(Block {
+            head,
+            entries,
             entries_at: self.data.0 + data_start..self.data.0 + data_end,
             postings_offset: u64_at(this, 1),
             terms: if b + 1 == self.n_blocks {
@@ -123,12 +139,13 @@ impl TermDict {
             } else {
                 BLOCK_TERMS
             },
-        }
+        })
     }
 
-    /// The entry of `term`, if present; an error if the block that would hold it fails
-    /// `integrity`'s check. A block that does not decode (a crafted file with a valid
-    /// checksum) answers "absent"; `check_index` reports it.
+    /// The entry of `term`, if present; an error if a block table entry it reads is out
+    /// of order or range, or a byte it reads fails `integrity`'s check. A block whose
+    /// entries do not decode (a crafted file with a valid checksum) answers "absent";
+    /// `check_index` reports it.
     pub(crate) fn get(
         &self,
         body: &[u8],
@@ -138,17 +155,20 @@ impl TermDict {
         if self.n_blocks == 0 {
             return Ok(None);
         }
+        // The binary search may read any entry and head: all are checked (once per
+        // process; a few loads after that).
+        integrity.check(self.index())?;
         // The last block whose head is ≤ term.
         let (mut lo, mut hi) = (0usize, self.n_blocks);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if self.block(body, mid).head <= term {
+            if self.block(body, mid)?.head <= term {
                 lo = mid;
             } else {
                 hi = mid;
             }
         }
-        let block = self.block(body, lo);
+        let block = self.block(body, lo)?;
         integrity.check(block.entries_at.clone())?;
         let mut walker = BlockWalker::new(block);
         while let Ok(true) = walker.next_entry() {
@@ -175,6 +195,7 @@ impl TermDict {
             next_block: 0,
             block: None,
             last: None,
+            postings: 0,
         }
     }
 }
@@ -257,6 +278,8 @@ pub(crate) struct TermWalker<'a> {
     block: Option<BlockWalker<'a>>,
     /// The previous term, to check the order.
     last: Option<Vec<u8>>,
+    /// The previous block's postings offset, to check the order.
+    postings: u64,
 }
 
 impl TermWalker<'_> {
@@ -268,7 +291,17 @@ impl TermWalker<'_> {
                 if self.next_block == self.dict.n_blocks {
                     return Ok(None);
                 }
-                let block = self.dict.block(self.body, self.next_block);
+                if self.next_block == 0 {
+                    self.integrity.check(self.dict.index())?;
+                }
+                let block = self.dict.block(self.body, self.next_block)?;
+                if block.postings_offset < self.postings {
+                    return Err(self.dict.corrupt(format!(
+                        "block {}: postings at {} before the previous block's {}",
+                        self.next_block, block.postings_offset, self.postings
+                    )));
+                }
+                self.postings = block.postings_offset;
                 self.integrity.check(block.entries_at.clone())?;
                 self.block = Some(BlockWalker::new(block));
                 self.next_block += 1;
