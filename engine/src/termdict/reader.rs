@@ -142,6 +142,15 @@ impl TermDict {
         })
     }
 
+    /// Block `b`'s head, if its range in the heads area is in order and inside it: what a
+    /// binary search probe needs of [`Self::block`], at a probe's cost.
+    #[inline]
+    fn head<'a>(&self, body: &'a [u8], b: usize) -> Option<&'a [u8]> {
+        let end_of = |i: usize| u32_at(&body[self.table + i * TABLE_ENTRY..], 0) as usize;
+        let start = if b == 0 { 0 } else { end_of(b - 1) };
+        body[self.heads.0..self.heads.1].get(start..end_of(b))
+    }
+
     /// The entry of `term`, if present; an error if a block table entry it reads is out
     /// of order or range, or a byte it reads fails `integrity`'s check. A block whose
     /// entries do not decode (a crafted file with a valid checksum) answers "absent";
@@ -162,10 +171,12 @@ impl TermDict {
         let (mut lo, mut hi) = (0usize, self.n_blocks);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if self.block(body, mid)?.head <= term {
-                lo = mid;
-            } else {
-                hi = mid;
+            match self.head(body, mid) {
+                Some(head) if head <= term => lo = mid,
+                Some(_) => hi = mid,
+                None => {
+                    return Err(self.corrupt(format!("block {mid}: head out of order or range")));
+                }
             }
         }
         let block = self.block(body, lo)?;
