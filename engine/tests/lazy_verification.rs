@@ -214,7 +214,9 @@ fn a_merge_reads_and_so_verifies_every_list() {
 fn damage_to_a_chunk_table_or_to_what_open_reads_fails_the_open() {
     let dir = tempfile::tempdir().unwrap();
     drop(build(dir.path()));
-    let cases: [(&str, fn(usize) -> usize); 5] = [
+    // Which byte to damage, from the body's length.
+    type At = fn(usize) -> usize;
+    let cases: [(&str, At); 5] = [
         // The chunk table (just after the body) is covered by the footer's checksum.
         (".flat.post", |body_len| body_len),
         (".store", |body_len| body_len),
