@@ -52,6 +52,18 @@ pub struct IndexArgs {
     /// costs build time).
     #[arg(long, value_enum, default_value_t = ReorderArg::None)]
     pub reorder: ReorderArg,
+    /// With --reorder bp: leave out terms in fewer documents than this.
+    #[arg(long, default_value_t = heddle::BpConfig::default().min_df)]
+    pub bp_min_df: u32,
+    /// With --reorder bp: leave out terms in more than this fraction of the documents.
+    #[arg(long, default_value_t = heddle::BpConfig::default().max_df_ratio)]
+    pub bp_max_df: f64,
+    /// With --reorder bp: swap rounds per bisection at most.
+    #[arg(long, default_value_t = heddle::BpConfig::default().max_iterations)]
+    pub bp_iterations: u32,
+    /// With --reorder bp: parts of at most this many documents are not split.
+    #[arg(long, default_value_t = heddle::BpConfig::default().min_partition)]
+    pub bp_min_partition: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -60,11 +72,17 @@ pub enum ReorderArg {
     Bp,
 }
 
-impl ReorderArg {
-    pub fn to_engine(self) -> heddle::Reorder {
-        match self {
+impl IndexArgs {
+    fn reorder(&self) -> heddle::Reorder {
+        match self.reorder {
             ReorderArg::None => heddle::Reorder::None,
-            ReorderArg::Bp => heddle::Reorder::Bp(heddle::BpConfig::default()),
+            ReorderArg::Bp => heddle::Reorder::Bp(heddle::BpConfig {
+                min_df: self.bp_min_df,
+                max_df_ratio: self.bp_max_df,
+                max_iterations: self.bp_iterations,
+                min_partition: self.bp_min_partition,
+                ..heddle::BpConfig::default()
+            }),
         }
     }
 }
@@ -186,7 +204,7 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     let mut progress = Progress::new("index");
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
-    writer.set_reorder(args.reorder.to_engine());
+    writer.set_reorder(args.reorder());
     if args.reorder != ReorderArg::None {
         let line = Mutex::new(Progress::new("index"));
         writer.set_reorder_progress(Some(Arc::new(move |done: u64, total: u64| {
