@@ -88,9 +88,9 @@ impl ForwardIndex {
     /// Builds the graph from `n_docs` documents and the postings of each term (doc ids
     /// ascending across the slices of one term; a term's df is the slices' total
     /// length), keeping the terms whose df is within `config`'s bounds.
-    pub(crate) fn from_postings<'a>(
+    pub(crate) fn from_postings(
         n_docs: usize,
-        terms: &[Vec<&'a [u32]>],
+        terms: &[Vec<&[u32]>],
         config: &BpConfig,
     ) -> ForwardIndex {
         let max_df = (config.max_df_ratio * n_docs as f64).floor();
@@ -348,7 +348,7 @@ mod tests {
 
     /// Two topics, mixed: the docs `topic` names use terms 0..8, the others 8..16.
     fn topic(d: u32) -> bool {
-        d.wrapping_mul(0x9e37_79b9).rotate_left(7) % 2 == 0
+        d.wrapping_mul(0x9e37_79b9).rotate_left(7).is_multiple_of(2)
     }
 
     fn interleaved(n: u32) -> Vec<Vec<u32>> {
