@@ -2,7 +2,9 @@
 //! ids, the same scores to the bit, the same tie order — on random corpora, lengths,
 //! queries, k, BM25 parameters and segment splits.
 
-use heddle::{AnalyzerConfig, Bm25Params, Document, Index, IndexSettings, SearchOptions};
+use heddle::{
+    AnalyzerConfig, Bm25Params, BpConfig, Document, Index, IndexSettings, Reorder, SearchOptions,
+};
 use proptest::prelude::*;
 
 const VOCAB: [&str; 24] = [
@@ -86,7 +88,16 @@ fn query() -> impl Strategy<Value = String> {
 }
 
 fn check(docs: &[Document], segments: usize, queries: &[String], k: usize, bm25: Bm25Params) {
-    check_with_deletes(docs, segments, &[], queries, k, bm25);
+    check_with_deletes(docs, segments, &[], queries, k, bm25, false);
+}
+
+/// Segments reordered by BP, split small enough that these corpora get several levels.
+fn bp() -> Reorder {
+    Reorder::Bp(BpConfig {
+        min_df: 2,
+        min_partition: 8,
+        ..BpConfig::default()
+    })
 }
 
 /// `check`, after deleting in a last commit the documents at positions `deleted`
@@ -99,6 +110,7 @@ fn check_with_deletes(
     queries: &[String],
     k: usize,
     bm25: Bm25Params,
+    reorder: bool,
 ) {
     let dir = tempfile::tempdir().unwrap();
     let index = Index::create(
@@ -110,6 +122,9 @@ fn check_with_deletes(
     )
     .unwrap();
     let mut writer = index.writer().unwrap();
+    if reorder {
+        writer.set_reorder(bp());
+    }
     for chunk in docs.chunks(docs.len().div_ceil(segments)) {
         for d in chunk {
             writer.add(d.clone()).unwrap();
@@ -147,7 +162,7 @@ fn check_with_deletes(
         assert_eq!(
             key(&pruned),
             key(&oracle),
-            "query {q:?}, k {k}, {bm25:?}, {segments} segments"
+            "query {q:?}, k {k}, {bm25:?}, {segments} segments, reordered {reorder}"
         );
     }
 }
@@ -163,8 +178,9 @@ proptest! {
         k in prop_oneof![Just(1usize), Just(10), 1usize..60],
         k1 in prop_oneof![Just(1.2f64), Just(0.9), 0.0f64..3.0],
         b in prop_oneof![Just(0.75f64), Just(0.4), Just(0.0), Just(1.0), 0.0f64..=1.0],
+        reorder in any::<bool>(),
     ) {
-        check(&docs, segments, &queries, k, Bm25Params { k1, b });
+        check_with_deletes(&docs, segments, &[], &queries, k, Bm25Params { k1, b }, reorder);
     }
 }
 
@@ -196,12 +212,13 @@ proptest! {
         k in prop_oneof![Just(1usize), Just(10), 1usize..200],
         k1 in prop_oneof![Just(1.2f64), 0.0f64..3.0],
         b in prop_oneof![Just(0.75f64), Just(0.0), Just(1.0), 0.0f64..=1.0],
+        reorder in any::<bool>(),
     ) {
         // The frequent words alone too: there the best blocks hold the top k themselves,
         // so a starting θ even slightly too high drops one of them.
         let mut queries = queries;
         queries.extend(["alpha", "alpha beta"].map(String::from));
-        check_with_deletes(&docs, segments, &deleted, &queries, k, Bm25Params { k1, b });
+        check_with_deletes(&docs, segments, &deleted, &queries, k, Bm25Params { k1, b }, reorder);
     }
 }
 
@@ -223,13 +240,17 @@ fn ties_at_the_cut_resolve_like_the_oracle() {
         })
         .collect();
     for k in [1, 5, 10, 200, 300] {
-        check(
-            &docs,
-            2,
-            &["alpha beta gamma".to_string(), "alpha".to_string()],
-            k,
-            Bm25Params::default(),
-        );
+        for reorder in [false, true] {
+            check_with_deletes(
+                &docs,
+                2,
+                &[],
+                &["alpha beta gamma".to_string(), "alpha".to_string()],
+                k,
+                Bm25Params::default(),
+                reorder,
+            );
+        }
     }
 }
 

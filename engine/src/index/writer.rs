@@ -21,7 +21,9 @@ use crate::directory::{DirLock, LOCK_FILE};
 use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
-use crate::segment::{DeletesMeta, SegmentReader, build_segment, segment_name};
+use crate::segment::{
+    DeletesMeta, Reorder, ReorderProgress, SegmentReader, build_segment, segment_name,
+};
 
 /// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
 /// abstract or article, low enough that one line cannot exhaust memory on its own.
@@ -40,6 +42,8 @@ pub struct CommitStats {
     pub generation: u64,
     /// Tokenization and inversion (parallel).
     pub analysis: Duration,
+    /// Choosing the new segment's document order ([`IndexWriter::set_reorder`]).
+    pub reorder: Duration,
     /// Term merge and postings/dictionary/store encoding.
     pub encoding: Duration,
     /// Writing segment and delete files (page cache).
@@ -72,6 +76,8 @@ pub struct IndexWriter {
     merge_thread: Option<JoinHandle<()>>,
     /// Set by [`IndexWriter::reset`]: the next commit starts the index over.
     reset: Option<Reset>,
+    reorder: Reorder,
+    reorder_progress: Option<ReorderProgress>,
 }
 
 /// A pending start-over: the settings the next commit's manifest takes, and what
@@ -123,6 +129,8 @@ impl IndexWriter {
             background_merges: true,
             merge_thread: None,
             reset: None,
+            reorder: Reorder::None,
+            reorder_progress: None,
         })
     }
 
@@ -130,6 +138,19 @@ impl IndexWriter {
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         self.pool = build_pool(threads)?;
         Ok(())
+    }
+
+    /// How each commit orders the documents of the segment it builds (default
+    /// [`Reorder::None`], insertion order). Not stored in the index: the order is a
+    /// property of each segment, which any reader reads the same way. Merges keep their
+    /// sources' orders, one after the other.
+    pub fn set_reorder(&mut self, reorder: Reorder) {
+        self.reorder = reorder;
+    }
+
+    /// Receives reordering progress during commits (see [`ReorderProgress`]).
+    pub fn set_reorder_progress(&mut self, progress: Option<ReorderProgress>) {
+        self.reorder_progress = progress;
     }
 
     /// Sets the policy that bounds the number of segments.
@@ -295,8 +316,17 @@ impl IndexWriter {
                 };
                 (segment_name(st.allocate_segment_id()), fields)
             };
-            let built = build_segment(&name, &self.buffer, &fields, &analyzer, &self.pool);
+            let built = build_segment(
+                &name,
+                &self.buffer,
+                &fields,
+                &analyzer,
+                &self.pool,
+                &self.reorder,
+                self.reorder_progress.clone(),
+            );
             stats.analysis = built.analysis;
+            stats.reorder = built.reorder;
             stats.encoding = built.encoding;
             Some(built)
         };

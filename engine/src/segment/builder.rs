@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::lengths::DocLengths;
+use super::reorder::{self, ForwardIndex, Reorder, ReorderProgress};
 use super::{SegmentComponent, SegmentMeta, footer};
 use crate::analysis::Analyzer;
 use crate::document::Document;
@@ -22,6 +23,8 @@ pub(crate) struct BuiltSegment {
     pub meta: SegmentMeta,
     pub files: Vec<(SegmentComponent, Vec<u8>)>,
     pub analysis: Duration,
+    /// Choosing the document order (zero without reordering).
+    pub reorder: Duration,
     pub encoding: Duration,
 }
 
@@ -137,9 +140,39 @@ fn invert_chunk(
     }
 }
 
+/// Each term of the chunks' sorted term lists of one field (in term order) with its
+/// postings' doc ids, one slice per chunk holding the term.
+fn merged_doc_lists(chunks: &[Vec<(String, TermPostings)>]) -> Vec<Vec<&[u32]>> {
+    let mut heads = vec![0usize; chunks.len()];
+    let mut out = Vec::new();
+    while let Some(term) = heads
+        .iter()
+        .zip(chunks)
+        .filter_map(|(&h, c)| c.get(h).map(|(t, _)| t.as_str()))
+        .min()
+    {
+        let mut lists = Vec::with_capacity(1);
+        for (h, c) in heads.iter_mut().zip(chunks) {
+            if let Some((t, p)) = c.get(*h)
+                && t == term
+            {
+                lists.push(p.docs.as_slice());
+                *h += 1;
+            }
+        }
+        out.push(lists);
+    }
+    out
+}
+
 /// Merges the chunks' sorted term lists of one field and encodes the term dictionary
-/// and postings bodies. Returns (dictionary body, postings body, term count).
-fn encode_field(chunks: Vec<Vec<(String, TermPostings)>>, lens: &[u32]) -> (Vec<u8>, Vec<u8>, u64) {
+/// and postings bodies, doc ids mapped through `new_id` (old → new) if given. Returns
+/// (dictionary body, postings body, term count).
+fn encode_field(
+    chunks: Vec<Vec<(String, TermPostings)>>,
+    lens: &[u32],
+    new_id: Option<&[u32]>,
+) -> (Vec<u8>, Vec<u8>, u64) {
     let mut iters: Vec<_> = chunks
         .into_iter()
         .map(|c| c.into_iter().peekable())
@@ -148,6 +181,7 @@ fn encode_field(chunks: Vec<Vec<(String, TermPostings)>>, lens: &[u32]) -> (Vec<
     let mut postings_body = Vec::new();
     let mut encoder = PostingsWriter::new();
     let (mut docs_buf, mut tfs_buf) = (Vec::new(), Vec::new());
+    let mut pairs = Vec::new();
     // k-way merge: chunks are contiguous doc ranges in order, so concatenating one
     // term's postings chunk by chunk keeps its doc ids ascending.
     while let Some(term) = iters
@@ -163,6 +197,9 @@ fn encode_field(chunks: Vec<Vec<(String, TermPostings)>>, lens: &[u32]) -> (Vec<
                 docs_buf.extend_from_slice(&p.docs);
                 tfs_buf.extend_from_slice(&p.tfs);
             }
+        }
+        if let Some(new_id) = new_id {
+            renumber(&mut docs_buf, &mut tfs_buf, new_id, &mut pairs);
         }
         let offset = postings_body.len() as u64;
         let summary = encoder.encode(
@@ -184,14 +221,31 @@ fn encode_field(chunks: Vec<Vec<(String, TermPostings)>>, lens: &[u32]) -> (Vec<
     (dict.into_body(), postings_body, terms)
 }
 
+/// Maps one term's postings to new doc ids and puts them back in doc order.
+fn renumber(docs: &mut [u32], tfs: &mut [u32], new_id: &[u32], pairs: &mut Vec<u64>) {
+    pairs.clear();
+    pairs.extend(
+        docs.iter()
+            .zip(tfs.iter())
+            .map(|(&d, &tf)| (u64::from(new_id[d as usize]) << 32) | u64::from(tf)),
+    );
+    pairs.sort_unstable();
+    for ((d, tf), &p) in docs.iter_mut().zip(tfs.iter_mut()).zip(pairs.iter()) {
+        *d = (p >> 32) as u32;
+        *tf = p as u32;
+    }
+}
+
 /// Builds segment `name` from `docs`, indexing `fields` (which must start with `Flat`),
-/// using the threads of `pool`.
+/// using the threads of `pool`, its documents in the order `reorder` chooses.
 pub(crate) fn build_segment(
     name: &str,
     docs: &[Document],
     fields: &[Field],
     analyzer: &Analyzer,
     pool: &rayon::ThreadPool,
+    reorder: &Reorder,
+    progress: Option<ReorderProgress>,
 ) -> BuiltSegment {
     assert_eq!(
         fields.first(),
@@ -211,21 +265,50 @@ pub(crate) fn build_segment(
     });
     let analysis = started.elapsed();
 
-    let started = Instant::now();
-    let mut lengths = DocLengths::for_fields(fields);
     let mut per_field: Vec<Vec<Vec<(String, TermPostings)>>> =
         fields.iter().map(|_| Vec::new()).collect();
+    let (mut title_lens, mut text_lens) = (Vec::with_capacity(docs.len()), Vec::new());
+    text_lens.reserve(docs.len());
     for chunk in chunks {
-        for (&title, &text) in chunk.title_lens.iter().zip(&chunk.text_lens) {
-            lengths.push(|f| match f {
-                Field::Flat => title + text,
-                Field::Title => title,
-                Field::Text => text,
-            });
-        }
+        title_lens.extend_from_slice(&chunk.title_lens);
+        text_lens.extend_from_slice(&chunk.text_lens);
         for (slot, terms) in chunk.fields.into_iter().enumerate() {
             per_field[slot].push(terms);
         }
+    }
+
+    // `order[new] = old`, and its inverse; `None` keeps the insertion order.
+    let started = Instant::now();
+    let order: Option<Vec<u32>> = match reorder {
+        Reorder::None => None,
+        Reorder::Bp(config) => pool.install(|| {
+            let graph = ForwardIndex::from_postings(
+                docs.len(),
+                &merged_doc_lists(&per_field[0]), // flat: every indexed word
+                config,
+            );
+            Some(reorder::bp_order(&graph, config, progress))
+        }),
+    };
+    let new_id: Option<Vec<u32>> = order.as_ref().map(|order| {
+        let mut new_id = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old as usize] = new as u32;
+        }
+        new_id
+    });
+    let reorder_time = started.elapsed();
+
+    let started = Instant::now();
+    let mut lengths = DocLengths::for_fields(fields);
+    for i in 0..docs.len() {
+        let old = order.as_ref().map_or(i, |o| o[i] as usize);
+        let (title, text) = (title_lens[old], text_lens[old]);
+        lengths.push(|f| match f {
+            Field::Flat => title + text,
+            Field::Title => title,
+            Field::Text => text,
+        });
     }
     let tokens = lengths.tokens();
     // Fields encode independently: one task each.
@@ -233,7 +316,7 @@ pub(crate) fn build_segment(
         per_field
             .into_par_iter()
             .zip(fields.par_iter())
-            .map(|(chunks, &f)| encode_field(chunks, lengths.of(f)))
+            .map(|(chunks, &f)| encode_field(chunks, lengths.of(f), new_id.as_deref()))
             .collect()
     });
     let mut terms = FieldCounts::default();
@@ -244,7 +327,8 @@ pub(crate) fn build_segment(
         files.push((SegmentComponent::Postings(f), footer::sealed(postings)));
     }
     let mut store = StoreWriter::default();
-    for doc in docs {
+    for i in 0..docs.len() {
+        let doc = &docs[order.as_ref().map_or(i, |o| o[i] as usize)];
         store.push(&doc.id, &doc.title);
     }
     files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
@@ -260,6 +344,7 @@ pub(crate) fn build_segment(
         },
         files,
         analysis,
+        reorder: reorder_time,
         encoding: started.elapsed(),
     }
 }

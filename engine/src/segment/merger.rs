@@ -91,6 +91,7 @@ pub(crate) fn merge_segments(
             },
             files,
             analysis: Default::default(),
+            reorder: Default::default(), // a merge concatenates its sources' orders
             encoding: started.elapsed(),
         },
         doc_maps,

@@ -13,6 +13,7 @@ pub(crate) mod lengths;
 pub(crate) mod merger;
 pub(crate) mod names;
 mod reader;
+mod reorder;
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,7 @@ pub use footer::FORMAT_VERSION;
 pub(crate) use lengths::LengthTable;
 pub(crate) use names::segment_name;
 pub(crate) use reader::SegmentReader;
+pub use reorder::{BpConfig, Reorder, ReorderProgress};
 
 /// One kind of segment file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

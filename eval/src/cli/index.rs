@@ -7,6 +7,7 @@
 //! last committed state whole, and the next writer removes the files a crash left.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -46,6 +47,44 @@ pub struct IndexArgs {
     /// (readers see the old index until then). Never replaces anything but an index.
     #[arg(long)]
     pub force: bool,
+    /// Document order within the segment: none (the corpus order) or bp (recursive
+    /// graph bisection: smaller postings, documents sharing terms in the same blocks;
+    /// costs build time).
+    #[arg(long, value_enum, default_value_t = ReorderArg::None)]
+    pub reorder: ReorderArg,
+    /// With --reorder bp: leave out terms in fewer documents than this.
+    #[arg(long, default_value_t = heddle::BpConfig::default().min_df)]
+    pub bp_min_df: u32,
+    /// With --reorder bp: leave out terms in more than this fraction of the documents.
+    #[arg(long, default_value_t = heddle::BpConfig::default().max_df_ratio)]
+    pub bp_max_df: f64,
+    /// With --reorder bp: swap rounds per bisection at most.
+    #[arg(long, default_value_t = heddle::BpConfig::default().max_iterations)]
+    pub bp_iterations: u32,
+    /// With --reorder bp: parts of at most this many documents are not split.
+    #[arg(long, default_value_t = heddle::BpConfig::default().min_partition)]
+    pub bp_min_partition: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReorderArg {
+    None,
+    Bp,
+}
+
+impl IndexArgs {
+    fn reorder(&self) -> heddle::Reorder {
+        match self.reorder {
+            ReorderArg::None => heddle::Reorder::None,
+            ReorderArg::Bp => heddle::Reorder::Bp(heddle::BpConfig {
+                min_df: self.bp_min_df,
+                max_df_ratio: self.bp_max_df,
+                max_iterations: self.bp_iterations,
+                min_partition: self.bp_min_partition,
+                ..heddle::BpConfig::default()
+            }),
+        }
+    }
 }
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
@@ -165,6 +204,20 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     let mut progress = Progress::new("index");
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
+    writer.set_reorder(args.reorder());
+    if args.reorder != ReorderArg::None {
+        let line = Mutex::new(Progress::new("index"));
+        writer.set_reorder_progress(Some(Arc::new(move |done: u64, total: u64| {
+            if let Ok(mut p) = line.lock() {
+                p.tick(|| {
+                    format!(
+                        "reordering: {:.0}%",
+                        100.0 * done as f64 / total.max(1) as f64
+                    )
+                });
+            }
+        })));
+    }
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
     reader.refuse_duplicate_ids();
@@ -193,9 +246,10 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         stats.docs as f64 / seconds.max(1e-9)
     );
     println!(
-        "  analyzer {}, commit phases: analysis {:.2} s, encoding {:.2} s, write {:.2} s, fsync {:.2} s, manifest {:.3} s, publish {:.3} s",
+        "  analyzer {}, commit phases: analysis {:.2} s, reorder {:.2} s, encoding {:.2} s, write {:.2} s, fsync {:.2} s, manifest {:.3} s, publish {:.3} s",
         index.analyzer().config().name,
         stats.analysis.as_secs_f64(),
+        stats.reorder.as_secs_f64(),
         stats.encoding.as_secs_f64(),
         stats.write.as_secs_f64(),
         stats.fsync.as_secs_f64(),
