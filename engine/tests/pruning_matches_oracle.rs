@@ -103,6 +103,18 @@ fn bp() -> Reorder {
 /// `check`, after deleting in a last commit the documents at positions `deleted`
 /// (modulo the corpus size) and, when there are any, each query's best few documents:
 /// the ones a search that counted deleted documents would most wrongly rely on.
+/// An empty index with the plain analyzer at `dir`.
+fn plain_index(dir: &std::path::Path) -> Index {
+    Index::create(
+        dir,
+        IndexSettings {
+            analyzer: AnalyzerConfig::plain(),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
 fn check_with_deletes(
     docs: &[Document],
     segments: usize,
@@ -113,14 +125,7 @@ fn check_with_deletes(
     reorder: bool,
 ) {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(
-        dir.path(),
-        IndexSettings {
-            analyzer: AnalyzerConfig::plain(),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let index = plain_index(dir.path());
     let mut writer = index.writer().unwrap();
     if reorder {
         writer.set_reorder(bp());
@@ -354,14 +359,7 @@ fn block_bounds_are_not_reused_past_their_blocks() {
     check(&docs, 1, &["alpha beta".to_string()], 1, bm25);
     // The scenario is the one described: doc 129 wins.
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(
-        dir.path(),
-        IndexSettings {
-            analyzer: AnalyzerConfig::plain(),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let index = plain_index(dir.path());
     let mut writer = index.writer().unwrap();
     for d in &docs {
         writer.add(d.clone()).unwrap();
