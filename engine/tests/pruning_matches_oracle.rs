@@ -376,3 +376,50 @@ fn block_bounds_are_not_reused_past_their_blocks() {
         .unwrap();
     assert_eq!(hits[0].id, "d129");
 }
+
+/// A range the essential list's block spans is skipped only if no document in it can
+/// beat θ, and a non-essential list may have several blocks there: its first block's
+/// bound speaks for that block alone. Here the first segment sets θ high; in the second,
+/// "rare" (essential) has one block over thousands of documents, "common" (non-essential,
+/// in every other document with tf 1) has its own blocks of 256 documents, and one
+/// document in a later block of "common" (tf 8, short) beats θ. Counting only the
+/// first "common" block's bound over the whole "rare" block skips it.
+#[test]
+fn a_non_essential_lists_later_blocks_count_within_a_range() {
+    let filler = |n: usize| vec!["filler"; n].join(" ");
+    let mut docs = Vec::new();
+    for i in 0..4096 {
+        let text = if i < 12 {
+            format!("rare rare rare common common common {}", filler(6))
+        } else {
+            filler(20)
+        };
+        docs.push(Document::new(format!("a{i}"), "", text));
+    }
+    for i in 0..4096 {
+        let text = if i == 1600 {
+            format!("rare rare rare {}", vec!["common"; 8].join(" "))
+        } else {
+            let mut words = vec![filler(18)];
+            if i % 2 == 0 {
+                words.push("common".to_string());
+            }
+            if i % 16 == 0 {
+                words.push("rare".to_string());
+            }
+            words.join(" ")
+        };
+        docs.push(Document::new(format!("b{i}"), "", text));
+    }
+    for k in [10, 12, 13] {
+        check_with_deletes(
+            &docs,
+            2,
+            &[],
+            &["rare common".to_string()],
+            k,
+            Bm25Params::default(),
+            false,
+        );
+    }
+}

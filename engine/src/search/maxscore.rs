@@ -8,7 +8,8 @@
 //! consulted from the highest bound down, first by their current block's bound (no
 //! decoding), then by seeking, and the candidate is dropped as soon as its best possible
 //! score is ≤ θ. Before that, whole ranges are skipped when the essential lists' current
-//! blocks cannot reach θ together. A skipped range moves the cursors' block pointers
+//! blocks cannot reach θ together with the non-essential terms (their whole bounds, or
+//! failing that their own blocks over a shorter range). A skipped range moves the cursors' block pointers
 //! only; a block is decoded when a candidate reaches it, so a run of skipped ranges
 //! decodes nothing. Where a frequent word meets rare ones, θ starts from the frequent
 //! word's best blocks (`search::threshold`) instead of from nothing.
@@ -177,23 +178,15 @@ pub(crate) fn top_k(
             if let Some(theta) = theta
                 && checked.is_none_or(|(upto, t, e)| doc > upto || theta > t || essential_from != e)
             {
-                match skippable_range(
-                    &mut cursors[essential_from..],
-                    prefix[essential_from],
-                    theta,
-                ) {
+                match skippable_range(&mut cursors, essential_from, &prefix, theta) {
                     Err(upto) => checked = Some((upto, theta, essential_from)),
                     Ok(upto) => {
                         // No document up to `upto` can beat the heap. If no cursor moved
                         // (only a cursor breaking the invariants `skip_ranges` relies on
                         // could), score `doc` the ordinary way rather than test the same
                         // range again forever.
-                        let (moved, tested) = skip_ranges(
-                            &mut cursors[essential_from..],
-                            prefix[essential_from],
-                            theta,
-                            upto,
-                        );
+                        let (moved, tested) =
+                            skip_ranges(&mut cursors, essential_from, &prefix, theta, upto);
                         if let Some(upto) = tested {
                             // Tested where the cursors stood before decoding; they have
                             // only moved forward within those blocks since, so scoring
@@ -274,27 +267,60 @@ pub(crate) fn top_k(
 /// This is what lets a frequent term's blocks be skipped beside rare terms: a short list
 /// is one block spanning its whole doc range, and counting its bound everywhere (as if
 /// it could match any document) kept every range of "webster recrimination" above θ.
+///
+/// When the whole bounds fail, the non-essential lists' own blocks are tried: the range
+/// shrinks to end where the first of their blocks holding its start ends, and each adds
+/// that block's bound instead of its whole one. Two frequent words whose bounds are close
+/// (`used zool`) keep θ below the sum of their whole bounds for most of the lists, while
+/// most pairs of their blocks cannot reach it. A failed tight test reports the loose
+/// range, which was tested too: the candidates in it are scored as before.
 fn skippable_range(
-    essential: &mut [TermCursor<'_>],
-    non_essential_bound: f64,
+    cursors: &mut [TermCursor<'_>],
+    essential_from: usize,
+    prefix: &[f64],
     theta: f64,
 ) -> Result<u32, u32> {
+    let (non_essential, essential) = cursors.split_at_mut(essential_from);
     let upto = essential
         .iter()
         .filter(|c| c.pos() != TERMINATED)
         .map(|c| c.cursor.block_last_doc())
         .min()
         .unwrap_or(TERMINATED);
-    let mut bound = non_essential_bound;
-    for c in essential {
-        // Its current block holds every posting it has up to `upto` (that block ends at
-        // or after `upto`); a cursor beyond `upto` has none in the range.
-        if c.pos() <= upto {
-            bound += c.block_bound();
-        }
+    if upto == TERMINATED {
+        return Err(upto);
     }
-    if bound * SLACK <= theta && upto != TERMINATED {
-        Ok(upto)
+    // Its current block holds every posting it has up to `upto` (that block ends at or
+    // after `upto`); a cursor beyond `upto` has none in the range.
+    let essential_bound = |essential: &mut [TermCursor<'_>], end: u32| {
+        let mut bound = 0.0;
+        for c in essential.iter_mut() {
+            if c.pos() <= end {
+                bound += c.block_bound();
+            }
+        }
+        bound
+    };
+    if (essential_bound(essential, upto) + prefix[essential_from]) * SLACK <= theta {
+        return Ok(upto);
+    }
+    if non_essential.is_empty() {
+        return Err(upto);
+    }
+    let start = essential
+        .iter()
+        .map(|c| c.pos())
+        .min()
+        .unwrap_or(TERMINATED);
+    let (mut end, mut bound) = (upto, 0.0);
+    for c in non_essential.iter_mut() {
+        c.cursor.shallow_seek(start);
+        bound += c.block_bound();
+        end = end.min(c.cursor.block_last_doc());
+    }
+    bound += essential_bound(essential, end);
+    if bound * SLACK <= theta {
+        Ok(end)
     } else {
         Err(upto)
     }
@@ -303,15 +329,16 @@ fn skippable_range(
 /// Skips the range ending at `upto` and then every following range the block-max test
 /// finds skippable, moving only the cursors' block pointers (a run of skipped ranges
 /// decodes nothing: seeking past each range decoded the next block, which the next test
-/// then often skipped), and finally decodes the blocks the cursors stand in. Returns
-/// whether a cursor moved, and the end of the range found not skippable (`None` if the
-/// lists ended or nothing moved).
+/// then often skipped), and finally decodes the blocks the essential cursors stand in.
+/// Returns whether a cursor moved, and the end of the range found not skippable (`None`
+/// if the lists ended or nothing moved).
 ///
-/// Every cursor at or before `upto` moves past it, and the cursor whose block ends at
-/// `upto` is one of them, so each round moves one: the loop ends.
+/// A range starts at the essential cursors' first position, so the cursor standing there
+/// is at or before `upto` and moves past it: each round moves one, and the loop ends.
 fn skip_ranges(
-    essential: &mut [TermCursor<'_>],
-    non_essential_bound: f64,
+    cursors: &mut [TermCursor<'_>],
+    essential_from: usize,
+    prefix: &[f64],
     theta: f64,
     mut upto: u32,
 ) -> (bool, Option<u32>) {
@@ -319,7 +346,7 @@ fn skip_ranges(
     let tested = loop {
         let next = upto.saturating_add(1);
         let mut moved_now = false;
-        for c in essential.iter_mut() {
+        for c in cursors[essential_from..].iter_mut() {
             if c.pos() <= upto {
                 c.skip_to(next);
                 moved_now = true;
@@ -329,12 +356,12 @@ fn skip_ranges(
             break None;
         }
         moved = true;
-        match skippable_range(essential, non_essential_bound, theta) {
+        match skippable_range(cursors, essential_from, prefix, theta) {
             Ok(end) => upto = end,
             Err(end) => break (end != TERMINATED).then_some(end),
         }
     };
-    for c in essential.iter_mut() {
+    for c in cursors[essential_from..].iter_mut() {
         c.settle();
     }
     (moved, tested)
