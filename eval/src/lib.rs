@@ -3,5 +3,6 @@
 
 pub mod bench;
 pub mod cli;
+pub mod env;
 pub mod progress;
 pub mod quality;
