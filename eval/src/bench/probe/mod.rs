@@ -1,7 +1,8 @@
 //! What the process did during a rung: CPU time, page faults and context switches
 //! (getrusage), resident memory sampled from /proc/self/status, and suspend detection;
-//! and the machine's load average beside it.
+//! the machine's load average beside it, and whether all that disturbed a rung.
 
+mod disturbance;
 mod load;
 mod measure;
 mod rusage;
@@ -9,6 +10,7 @@ mod sampler;
 mod status;
 mod suspend;
 
+pub use disturbance::{LAG_P99_OVER_P50, SUSPEND_NOTICE, Signals, disturbances};
 pub use load::load_average;
 pub use measure::{Measured, measure};
 pub use rusage::{Rusage, RusageDelta};

@@ -48,6 +48,10 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
     let settings = settings(args, queries.len())?;
     let commit_threads = commit_threads(args, settings.cores);
     let scratch = args.scratch.clone().unwrap_or_else(default_scratch);
+    std::fs::create_dir_all(&scratch)
+        .with_context(|| format!("creating the scratch directory {}", scratch.display()))?;
+    // The copies are made in `scratch`: its filesystem is where commits are written.
+    let mut environment = crate::env::Environment::capture(&scratch.join("copy"));
 
     let mut sources: Vec<SourceCheck> = Vec::new();
     for f in &chosen {
@@ -156,6 +160,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
     for s in &mut sources {
         s.after = Some(Fingerprint::of(std::path::Path::new(&s.dir))?);
     }
+    environment.finish();
     let report = WritesReport {
         format: WRITES_FORMAT,
         tool: "heddle-eval bench --writes".to_string(),
@@ -166,6 +171,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         sources,
         summary: summary::summarise(&trials),
         trials,
+        environment: Some(environment),
     };
     print!("{}", table::render(&report));
     if let Some(path) = &args.json {
@@ -266,7 +272,7 @@ fn calibrate_all(
             args.calibration_samples,
             settings,
             queries,
-        ));
+        )?);
         drop(backend);
         drop(copy);
     }

@@ -6,6 +6,7 @@ use super::scratch::SourceCheck;
 use crate::bench::probe::{MemoryTrack, RusageDelta};
 use crate::bench::report::{Calibration, LagSummary, Settings, WarmupReport};
 use crate::bench::stats::{HistogramDump, LatencySummary, Spread};
+use crate::env::Environment;
 
 /// Bumped when a field changes meaning or disappears.
 pub const WRITES_FORMAT: u32 = 1;
@@ -29,6 +30,10 @@ pub struct WritesReport {
     pub trials: Vec<TrialReport>,
     /// Per engine and commit-thread count: each figure over the repetitions.
     pub summary: Vec<TrialSummary>,
+    /// Where and on what the run was measured; its storage and fsync cost are those of
+    /// the scratch directory, where the copies are written and committed to.
+    #[serde(default)]
+    pub environment: Option<Environment>,
 }
 
 /// How the writes were made.
