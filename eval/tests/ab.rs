@@ -440,3 +440,109 @@ fn a_capture_file_without_markers_is_refused_before_anything_runs() {
     );
     assert_eq!(std::fs::read_to_string(&doc).unwrap(), "no markers here\n");
 }
+
+/// Counts, per figure, how often each verdict came out over `sessions` sessions.
+fn tally(reports: &[AbReport]) -> Vec<(String, usize, usize, usize, usize)> {
+    let mut out: Vec<(String, usize, usize, usize, usize)> = Vec::new();
+    for r in reports {
+        for f in &r.figures {
+            let i = match out.iter().position(|x| x.0 == f.key) {
+                Some(i) => i,
+                None => {
+                    out.push((f.key.clone(), 0, 0, 0, 0));
+                    out.len() - 1
+                }
+            };
+            match f.verdict {
+                Verdict::Regression => out[i].1 += 1,
+                Verdict::Improvement => out[i].2 += 1,
+                Verdict::NoChange => out[i].3 += 1,
+                Verdict::Ungateable => out[i].4 += 1,
+            }
+        }
+    }
+    out
+}
+
+fn print_tally(title: &str, reports: &[AbReport]) {
+    println!(
+        "\n{title} ({} sessions): figure, regression, improvement, no change, ungateable",
+        reports.len()
+    );
+    for (k, r, i, n, u) in tally(reports) {
+        println!("| {k} | {r} | {i} | {n} | {u} |");
+    }
+}
+
+/// docs/PERF.md's detection and false-positive rates. Not part of `make test` (minutes):
+/// `cargo test --release -p heddle-eval --test ab -- --ignored --nocapture rates`
+#[test]
+#[ignore]
+fn detection_and_false_positive_rates() {
+    let sessions: u64 = std::env::var("HEDDLE_AB_SESSIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let sim = |a, b, seed| {
+        run_session(
+            &mut simulated(a, b, seed),
+            session(Mode::Ab, Policy::project(), None),
+        )
+        .unwrap()
+    };
+    let slow: Vec<AbReport> = (0..sessions)
+        .map(|s| sim(1_000, 1_200, 1_000 + s))
+        .collect();
+    print_tally("virtual clock, B 20% slower", &slow);
+    let same: Vec<AbReport> = (0..sessions)
+        .map(|s| sim(1_000, 1_000, 5_000 + s))
+        .collect();
+    print_tally("virtual clock, A/A", &same);
+
+    let real: u64 = std::env::var("HEDDLE_AB_REAL_SESSIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.jsonl");
+    std::fs::write(&q, "{\"_id\":\"1\",\"text\":\"covid\"}\n").unwrap();
+    let args = Cli::try_parse_from([
+        "bench",
+        "--index",
+        dir.path().to_str().unwrap(),
+        "--queries",
+        q.to_str().unwrap(),
+        "--rates",
+        "2000",
+        "--samples",
+        "10000",
+        "--min-duration",
+        "0",
+        "--threads",
+        "16",
+        "--inflight",
+        "100000",
+        "--warmup",
+        "20",
+    ])
+    .unwrap()
+    .bench;
+    let model = |us: u64| ServiceModel::exponential(Duration::from_micros(us), 9);
+    let real_session = |b_us: u64| {
+        let mut runner = InProcessRunner {
+            baseline: Box::new(SyntheticFactory::new("a", model(2_000))),
+            candidate: Box::new(SyntheticFactory::new("b", model(b_us))),
+            args: args.clone(),
+        };
+        let mut s = session(Mode::Ab, Policy::project(), None);
+        s.rates = vec![2_000.0];
+        run_session(&mut runner, s).unwrap()
+    };
+    let slow: Vec<AbReport> = (0..real).map(|_| real_session(2_400)).collect();
+    print_tally(
+        "real clock, sleeping Exp(2 ms) vs Exp(2.4 ms), 2000/s, 16 workers",
+        &slow,
+    );
+    let same: Vec<AbReport> = (0..real).map(|_| real_session(2_000)).collect();
+    print_tally("real clock, A/A", &same);
+}

@@ -34,6 +34,14 @@ pub struct WritesReport {
     /// the scratch directory, where the copies are written and committed to.
     #[serde(default)]
     pub environment: Option<Environment>,
+    /// False while the arm is under way (the file is rewritten after every trial).
+    #[serde(default = "finished")]
+    pub complete: bool,
+}
+
+/// Reports written before `complete` existed were written once, at the end.
+fn finished() -> bool {
+    true
 }
 
 /// How the writes were made.
