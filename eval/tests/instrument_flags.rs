@@ -304,3 +304,30 @@ fn an_interrupted_bench_leaves_valid_json_of_the_finished_rungs() {
     assert!(report.environment.is_some());
     assert!(render_table(&report).contains("INCOMPLETE"));
 }
+
+#[test]
+fn the_binary_prints_the_table_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = tiny_index(dir.path());
+    let q = queries(dir.path());
+    let out = common::ok(&[
+        "bench",
+        "--index",
+        index.to_str().unwrap(),
+        "--queries",
+        q.to_str().unwrap(),
+        "--rates",
+        "200",
+        "--samples",
+        "50",
+        "--min-duration",
+        "0",
+        "--warmup",
+        "2",
+    ]);
+    assert_eq!(
+        out.matches("heddle-eval bench (open-loop)").count(),
+        1,
+        "{out}"
+    );
+}

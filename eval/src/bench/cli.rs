@@ -295,17 +295,6 @@ pub fn measure(
     written?;
     let report = partial.finish(rungs);
 
-    print!(
-        "{}",
-        render_table_as(
-            &report,
-            if args.wide {
-                Width::Wide
-            } else {
-                Width::Narrow
-            }
-        )
-    );
     if let Some(path) = &args.json {
         write_json(&report, path)?;
         eprintln!("bench: wrote {}", path.display());
