@@ -149,10 +149,15 @@ pub fn render(r: &AbReport) -> String {
         fit(format!(
             "Policy {}; floor: {}",
             r.policy.source,
-            match (&r.floor_file, &r.floor_note) {
-                (Some(f), None) => format!("{f} and this session's adjacent same-build runs"),
-                (_, Some(note)) => note.clone(),
-                (None, None) => "this session's adjacent same-build runs (no --floor)".to_string(),
+            match (r.mode, &r.floor_file, &r.floor_note) {
+                (Mode::Noise, _, _) => {
+                    "the largest difference within an A/A pair or between adjacent runs".to_string()
+                }
+                (_, Some(f), None) => format!("{f} and this session's adjacent same-build runs"),
+                (_, _, Some(note)) => note.clone(),
+                (_, None, None) => {
+                    "this session's adjacent same-build runs (no --floor)".to_string()
+                }
             }
         ))
     );
