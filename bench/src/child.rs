@@ -153,6 +153,7 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
         baseline: None,
         label: None,
         max_load: None,
+        max_lag_ratio: None,
     };
     let spec = RungSpec {
         engine: engine.name(),

@@ -33,9 +33,12 @@ fn args(dir: &Path, extra: &[&str]) -> BenchArgs {
         "2".to_string(),
         "--min-duration".to_string(),
         "0".to_string(),
-        // Sleeping backends do not compete for the CPU: another tenant's load on this
-        // shared machine must not refuse their calibration.
+        // Sleeping backends do not compete for the CPU: another tenant's load (and the
+        // dispatcher lag it causes) on this shared machine must not refuse their
+        // calibration; these tests are about other things.
         "--max-load".to_string(),
+        "1000".to_string(),
+        "--max-lag-ratio".to_string(),
         "1000".to_string(),
     ];
     argv.extend(extra.iter().map(|s| s.to_string()));

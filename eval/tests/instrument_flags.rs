@@ -30,8 +30,9 @@ fn queries(dir: &Path) -> PathBuf {
     q
 }
 
-/// `--max-load 1000`: on this shared machine the load average alone would disturb every
-/// rung; these tests inject the disturbance they are about.
+/// `--max-load 1000 --max-lag-ratio 1000`: on this shared machine the load average and
+/// the dispatcher lag other tenants cause would disturb rungs at random; these tests
+/// inject the disturbance they are about (shed requests behind a stalling backend).
 fn args(dir: &Path, extra: &[&str]) -> BenchArgs {
     let q = queries(dir);
     let mut argv: Vec<String> = [
@@ -45,6 +46,8 @@ fn args(dir: &Path, extra: &[&str]) -> BenchArgs {
         "--min-duration",
         "0",
         "--max-load",
+        "1000",
+        "--max-lag-ratio",
         "1000",
     ]
     .iter()

@@ -43,6 +43,7 @@ fn settings(threads: usize, inflight: usize, k: usize) -> Settings {
         baseline: None,
         label: None,
         max_load: None,
+        max_lag_ratio: None,
     }
 }
 

@@ -94,6 +94,11 @@ pub struct AbArgs {
     #[arg(long, value_name = "N", default_value_t = 1, requires = "writes")]
     pub commit_threads: usize,
 
+    /// Where the writes arm's runs copy the index [default: the system's temporary
+    /// directory]: its storage is where the commits are measured.
+    #[arg(long, value_name = "DIR", requires = "writes")]
+    pub scratch: Option<PathBuf>,
+
     /// Requests per rung, at least (p99 needs 10,000).
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub samples: u64,
@@ -117,6 +122,10 @@ pub struct AbArgs {
     /// Passed on to each run's bench (builds before issue 15 do not know it).
     #[arg(long, value_name = "LOAD")]
     pub max_load: Option<f64>,
+
+    /// Passed on to each run's bench, as --max-load.
+    #[arg(long, value_name = "RATIO")]
+    pub max_lag_ratio: Option<f64>,
 
     /// The regression policy [default: eval/regression-policy.json, built in].
     #[arg(long, value_name = "FILE")]
@@ -281,6 +290,7 @@ fn bench_args(a: &AbArgs) -> Vec<String> {
     opt("--inflight", a.inflight.map(|x| x.to_string()));
     opt("--warmup", a.warmup.map(|x| x.to_string()));
     opt("--max-load", a.max_load.map(|x| x.to_string()));
+    opt("--max-lag-ratio", a.max_lag_ratio.map(|x| x.to_string()));
     if a.writes {
         v.splice(0..0, ["--writes".to_string()]);
         v.extend([
@@ -289,6 +299,9 @@ fn bench_args(a: &AbArgs) -> Vec<String> {
             "--commit-threads".into(),
             a.commit_threads.to_string(),
         ]);
+        if let Some(d) = &a.scratch {
+            v.extend(["--scratch".into(), d.display().to_string()]);
+        }
     }
     v
 }
@@ -299,6 +312,7 @@ fn calibrate(baseline: &Path, a: &AbArgs, workdir: &Path) -> anyhow::Result<f64>
     let json = workdir.join("calibration.json");
     let mut args: Vec<String> = bench_args(&AbArgs {
         writes: false,
+        scratch: None,
         ..a.clone()
     });
     args.extend(["--fractions", "1", "--samples", "1", "--min-duration", "0"].map(String::from));

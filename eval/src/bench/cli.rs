@@ -118,6 +118,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LOAD")]
     pub max_load: Option<f64>,
 
+    /// A rung whose dispatcher lag p99 exceeds this many times its latency p50 is
+    /// marked disturbed [default: 1].
+    #[arg(long, value_name = "RATIO")]
+    pub max_lag_ratio: Option<f64>,
+
     /// Prints every column, each figure with `[min–max]` over repetitions (the default
     /// table fits 100 columns: medians and the main columns).
     #[arg(long)]
@@ -412,6 +417,12 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         args.rates.is_empty() || args.fractions.is_empty(),
         "--fractions shapes a derived ladder; with --rates the rates are named"
     );
+    if let Some(r) = args.max_lag_ratio {
+        ensure!(
+            r.is_finite() && r > 0.0,
+            "--max-lag-ratio: {r} is not a positive ratio"
+        );
+    }
     if let Some(l) = args.max_load {
         ensure!(
             l.is_finite() && l > 0.0,
@@ -440,5 +451,6 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         baseline: args.baseline.clone(),
         label: args.label.clone(),
         max_load: args.max_load,
+        max_lag_ratio: args.max_lag_ratio,
     })
 }

@@ -61,12 +61,7 @@ pub fn run_rung(
     );
     report.load_start = load_start;
     report.load_end = load_end;
-    mark_disturbed(
-        &mut report,
-        &outcome,
-        spec.calibration,
-        settings.load_bound(),
-    );
+    mark_disturbed(&mut report, &outcome, spec.calibration, settings);
     eprintln!(
         "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}{}",
         spec.engine,
@@ -95,15 +90,16 @@ pub(crate) fn mark_disturbed(
     report: &mut RungReport,
     outcome: &Outcome,
     calibration: bool,
-    max_load: f64,
+    settings: &Settings,
 ) {
     let signals = Signals {
         lag_p99_us: outcome.dispatch.lag.nearest_rank(P99),
         latency_p50_us: outcome.completions.latency.nearest_rank(P50),
+        max_lag_ratio: settings.lag_bound(),
         suspended: report.suspended_secs.map(Duration::from_secs_f64),
         load_start: report.load_start,
         load_end: report.load_end,
-        max_load,
+        max_load: settings.load_bound(),
         shed: report.shed,
         calibration,
     };

@@ -26,6 +26,9 @@ pub struct Signals {
     pub lag_p99_us: Option<u64>,
     /// Nearest-rank p50 of the rung's latency, µs.
     pub latency_p50_us: Option<u64>,
+    /// The lag p99 may be at most this many times the p50: [`LAG_P99_OVER_P50`] unless
+    /// `--max-lag-ratio` says otherwise.
+    pub max_lag_ratio: f64,
     pub suspended: Option<Duration>,
     /// The 1-minute load average at the rung's start and end.
     pub load_start: Option<f64>,
@@ -43,10 +46,11 @@ pub struct Signals {
 pub fn disturbances(s: &Signals) -> Vec<String> {
     let mut out = Vec::new();
     if let (Some(lag), Some(p50)) = (s.lag_p99_us, s.latency_p50_us)
-        && lag as f64 > LAG_P99_OVER_P50 * p50 as f64
+        && lag as f64 > s.max_lag_ratio * p50 as f64
     {
         out.push(format!(
-            "dispatcher lag p99 {lag}µs exceeds {LAG_P99_OVER_P50} of the latency p50 {p50}µs"
+            "dispatcher lag p99 {lag}µs exceeds {} × the latency p50 {p50}µs",
+            s.max_lag_ratio
         ));
     }
     if let Some(d) = s.suspended.filter(|d| *d >= SUSPEND_NOTICE) {
@@ -79,6 +83,7 @@ mod tests {
         Signals {
             lag_p99_us: Some(20),
             latency_p50_us: Some(1_000),
+            max_lag_ratio: LAG_P99_OVER_P50,
             suspended: Some(Duration::ZERO),
             load_start: Some(0.5),
             load_end: Some(1.9),
@@ -93,6 +98,7 @@ mod tests {
         assert!(disturbances(&quiet()).is_empty());
         let unknown = Signals {
             max_load: 2.0,
+            max_lag_ratio: 1.0,
             ..Signals::default()
         };
         assert!(

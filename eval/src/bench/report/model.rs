@@ -65,12 +65,22 @@ pub struct Settings {
     /// `--max-load`: the load average above which a rung is disturbed; absent: `cores`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_load: Option<f64>,
+    /// `--max-lag-ratio`: the dispatcher lag p99 over latency p50 above which a rung is
+    /// disturbed; absent: `LAG_P99_OVER_P50`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_ratio: Option<f64>,
 }
 
 impl Settings {
     /// The load average above which a rung counts as disturbed.
     pub fn load_bound(&self) -> f64 {
         self.max_load.unwrap_or(self.cores as f64)
+    }
+
+    /// The lag p99 over latency p50 above which a rung counts as disturbed.
+    pub fn lag_bound(&self) -> f64 {
+        self.max_lag_ratio
+            .unwrap_or(crate::bench::probe::LAG_P99_OVER_P50)
     }
 }
 

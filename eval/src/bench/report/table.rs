@@ -382,7 +382,7 @@ fn notes(r: &BenchReport, width: Width, out: &mut String) {
     let _ = writeln!(
         out,
         "DISTURBED: the machine may have set the figures (lag p99 > {} × p50, a suspend,",
-        crate::bench::probe::LAG_P99_OVER_P50
+        r.settings.lag_bound()
     );
     let _ = writeln!(
         out,
