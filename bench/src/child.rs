@@ -152,7 +152,7 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
         repeat: 1,
         baseline: None,
         label: None,
-        max_load: None,
+        max_others_cpu: None,
         max_lag_ratio: None,
     };
     let spec = RungSpec {

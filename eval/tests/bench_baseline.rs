@@ -36,7 +36,7 @@ fn args(dir: &Path, extra: &[&str]) -> BenchArgs {
         // Sleeping backends do not compete for the CPU: another tenant's load (and the
         // dispatcher lag it causes) on this shared machine must not refuse their
         // calibration; these tests are about other things.
-        "--max-load",
+        "--max-others-cpu",
         "1000",
         "--max-lag-ratio",
         "1000",

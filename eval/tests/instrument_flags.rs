@@ -30,7 +30,7 @@ fn queries(dir: &Path) -> PathBuf {
     q
 }
 
-/// `--max-load 1000 --max-lag-ratio 1000`: on this shared machine the load average and
+/// `--max-others-cpu 1000 --max-lag-ratio 1000`: on this shared machine the CPU and
 /// the dispatcher lag other tenants cause would disturb rungs at random; these tests
 /// inject the disturbance they are about (shed requests behind a stalling backend).
 fn args(dir: &Path, extra: &[&str]) -> BenchArgs {
@@ -45,7 +45,7 @@ fn args(dir: &Path, extra: &[&str]) -> BenchArgs {
         "2",
         "--min-duration",
         "0",
-        "--max-load",
+        "--max-others-cpu",
         "1000",
         "--max-lag-ratio",
         "1000",

@@ -16,7 +16,7 @@ use super::verdict::{Verdict, change, decide, interval, median, spread_of_pairs}
 pub enum FloorSource {
     /// An A/A session (`--noise`), read with `--floor`.
     Measured,
-    /// This session's adjacent runs of the same build (B B and A A in ABBA order).
+    /// This session's own runs: how far apart one build's runs came out.
     InRun,
     /// Both: the larger is used.
     Both,
@@ -64,22 +64,37 @@ fn pairs_of(records: &[RunRecord], key: &str, pairs: usize) -> Vec<(Option<f64>,
     out
 }
 
-/// The spread between runs of one build that ran back to back (ABBA puts B B and A A
-/// side by side): noise measured in this very session.
+/// How far apart one build's runs of this session came out: for each build, its largest
+/// figure over its smallest, less one; the larger of the two builds'. Noise measured in
+/// this very session, drift included. `None` until each build has two runs with the
+/// figure.
+///
+/// Not only the runs that ran back to back (ABBA puts B B and A A side by side): with
+/// four pairs those are three differences, and an A/A session whose three happened to
+/// be close gave a verdict on the fourth (a real-clock A/A at load 5 did). The range
+/// over all of a build's runs holds every one of those differences and the rest.
 fn in_run_floor(records: &[RunRecord], key: &str) -> Option<f64> {
-    let value = |r: &RunRecord| {
-        r.measured
-            .figures
+    let values = |side: Side| -> Vec<f64> {
+        records
             .iter()
-            .find(|f| f.key == key)
-            .and_then(|f| f.value)
+            .filter(|r| r.side == side)
+            .filter_map(|r| {
+                r.measured
+                    .figures
+                    .iter()
+                    .find(|f| f.key == key)
+                    .and_then(|f| f.value)
+            })
+            .collect()
     };
-    let adjacent: Vec<(f64, f64)> = records
-        .windows(2)
-        .filter(|w| w[0].side == w[1].side)
-        .filter_map(|w| Some((value(&w[0])?, value(&w[1])?)))
-        .collect();
-    spread_of_pairs(&adjacent)
+    let range = |v: Vec<f64>| -> Option<f64> {
+        let lo = v.iter().copied().reduce(f64::min)?;
+        let hi = v.iter().copied().reduce(f64::max)?;
+        (v.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0)
+    };
+    let a = range(values(Side::Baseline))?;
+    let b = range(values(Side::Candidate))?;
+    Some(a.max(b))
 }
 
 /// Compares every figure the runs share. `measured_floor(key)` is the floor an A/A
@@ -91,6 +106,9 @@ pub fn compare(
     seed: u64,
 ) -> Vec<FigureResult> {
     let pairs = records.iter().map(|r| r.pair + 1).max().unwrap_or(0);
+    // A run the machine may have set (rule 8) withholds every verdict: its figures are
+    // shown, but no threshold can tell a regression from the disturbance.
+    let disturbed = records.iter().any(|r| !r.measured.disturbed.is_empty());
     let mut keys: Vec<&Figure> = Vec::new();
     for f in records.iter().flat_map(|r| &r.measured.figures) {
         if !keys.iter().any(|k| k.key == f.key) {
@@ -129,7 +147,11 @@ pub fn compare(
                 floor,
                 floor_source,
                 threshold,
-                verdict: decide(both.len(), change, interval, floor, threshold, f.better),
+                verdict: if disturbed {
+                    Verdict::Ungateable
+                } else {
+                    decide(both.len(), change, interval, floor, threshold, f.better)
+                },
             }
         })
         .collect()

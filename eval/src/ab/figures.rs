@@ -95,6 +95,37 @@ pub fn from_ladder(r: &BenchReport) -> anyhow::Result<Vec<Figure>> {
     Ok(ladder(&rungs, servers(&r.settings)))
 }
 
+/// Why a ladder run's figures may be the machine's: each of its measured rungs that was
+/// disturbed (docs/PERF.md, rule 8), with the reasons. A disturbed calibration attempt
+/// is not counted: it was run again, and the ladder's rates came from one that was not.
+pub fn disturbed_in_ladder(r: &BenchReport) -> Vec<String> {
+    r.engines
+        .iter()
+        .flat_map(|e| &e.rungs)
+        .filter(|x| x.disturbed)
+        .map(|x| {
+            format!(
+                "rung at {}/s: {}",
+                x.offered_rate,
+                x.disturbed_reasons.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// Why a writes run's figures may be the machine's: other processes used more CPU
+/// during its first trial than the bound of rule 8.
+pub fn disturbed_in_writes(r: &WritesReport) -> Vec<String> {
+    let bound = r.settings.others_bound();
+    r.trials
+        .first()
+        .and_then(|t| t.run.others_cpu)
+        .filter(|&o| o > bound)
+        .map(|o| format!("other processes used {o:.2} cores (at most {bound:.2} may)"))
+        .into_iter()
+        .collect()
+}
+
 /// The writes arm's figures (its first trial): reads in and outside commits, the commit's
 /// wall time and phases (median over the trial's commits) and the exclusive window.
 pub fn from_writes(r: &WritesReport) -> anyhow::Result<Vec<Figure>> {

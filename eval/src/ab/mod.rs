@@ -120,10 +120,10 @@ pub struct AbArgs {
     pub seed: u64,
 
     /// Passed on to each run's bench (builds before issue 15 do not know it).
-    #[arg(long, value_name = "LOAD")]
-    pub max_load: Option<f64>,
+    #[arg(long, value_name = "CORES")]
+    pub max_others_cpu: Option<f64>,
 
-    /// Passed on to each run's bench, as --max-load.
+    /// Passed on to each run's bench, as --max-others-cpu.
     #[arg(long, value_name = "RATIO")]
     pub max_lag_ratio: Option<f64>,
 
@@ -289,7 +289,7 @@ fn bench_args(a: &AbArgs) -> Vec<String> {
     opt("--threads", a.threads.map(|x| x.to_string()));
     opt("--inflight", a.inflight.map(|x| x.to_string()));
     opt("--warmup", a.warmup.map(|x| x.to_string()));
-    opt("--max-load", a.max_load.map(|x| x.to_string()));
+    opt("--max-others-cpu", a.max_others_cpu.map(|x| x.to_string()));
     opt("--max-lag-ratio", a.max_lag_ratio.map(|x| x.to_string()));
     if a.writes {
         v.splice(0..0, ["--writes".to_string()]);

@@ -151,12 +151,12 @@ pub fn render(r: &AbReport) -> String {
             r.policy.source,
             match (r.mode, &r.floor_file, &r.floor_note) {
                 (Mode::Noise, _, _) => {
-                    "the largest difference within an A/A pair or between adjacent runs".to_string()
+                    "the largest difference within an A/A pair or among one side's runs".to_string()
                 }
-                (_, Some(f), None) => format!("{f} and this session's adjacent same-build runs"),
+                (_, Some(f), None) => format!("{f} and the range of each build's runs"),
                 (_, _, Some(note)) => note.clone(),
                 (_, None, None) => {
-                    "this session's adjacent same-build runs (no --floor)".to_string()
+                    "the range of each build's runs in this session (no --floor)".to_string()
                 }
             }
         ))
@@ -227,12 +227,17 @@ fn runs(r: &AbReport, out: &mut String) {
         .iter()
         .map(|x| {
             format!(
-                "{}{} {}→{} {:.1}s",
+                "{}{} {}→{} {:.1}s{}",
                 x.order + 1,
                 x.side.letter(),
                 load(x.load_start),
                 load(x.load_end),
-                x.measured.window_secs
+                x.measured.window_secs,
+                if x.measured.disturbed.is_empty() {
+                    ""
+                } else {
+                    " DISTURBED"
+                }
             )
         })
         .collect();
@@ -246,6 +251,31 @@ fn runs(r: &AbReport, out: &mut String) {
         line.push_str(&c);
     }
     let _ = writeln!(out, "{line}");
+    let disturbed: Vec<&RunRecord> = r
+        .runs
+        .iter()
+        .filter(|x| !x.measured.disturbed.is_empty())
+        .collect();
+    if !disturbed.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            fit(format!(
+                "  {} of {} runs DISTURBED (docs/PERF.md, rule 8): every verdict is withheld",
+                disturbed.len(),
+                r.runs.len()
+            ))
+        );
+        for x in disturbed {
+            for why in &x.measured.disturbed {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    fit(format!("    run {}{}: {why}", x.order + 1, x.side.letter()))
+                );
+            }
+        }
+    }
 }
 
 /// Each pair's figures, A → B, when they fit; the JSON always has them.

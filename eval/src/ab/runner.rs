@@ -26,6 +26,11 @@ pub struct RunFigures {
     pub window_secs: f64,
     /// The environment the run's own report carries (absent from older builds).
     pub environment: Option<Environment>,
+    /// Why the machine, not the build, may have set this run's figures (its disturbed
+    /// rungs, or other processes' CPU during the writes trial); empty when undisturbed.
+    /// One disturbed run withholds every verdict of the session.
+    #[serde(default)]
+    pub disturbed: Vec<String>,
 }
 
 /// Measures a build once.
@@ -144,6 +149,7 @@ impl Runner for ProcessRunner {
                 Ok(RunFigures {
                     figures: figures::from_ladder(&r)?,
                     window_secs: ladder_window(&r),
+                    disturbed: figures::disturbed_in_ladder(&r),
                     environment: r.environment,
                 })
             }
@@ -152,6 +158,7 @@ impl Runner for ProcessRunner {
                 Ok(RunFigures {
                     figures: figures::from_writes(&r)?,
                     window_secs: r.trials.first().map_or(0.0, |t| t.run.duration_secs),
+                    disturbed: figures::disturbed_in_writes(&r),
                     environment: r.environment,
                 })
             }
@@ -176,6 +183,7 @@ impl Runner for InProcessRunner {
         Ok(RunFigures {
             figures: figures::from_ladder(&r)?,
             window_secs: ladder_window(&r),
+            disturbed: figures::disturbed_in_ladder(&r),
             environment: r.environment,
         })
     }

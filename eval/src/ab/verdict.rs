@@ -23,8 +23,10 @@ use serde::{Deserialize, Serialize};
 use super::figures::Better;
 use crate::bench::stats::spread;
 
-/// Fewest pairs with a figure for it to get a verdict.
-pub const MIN_PAIRS: usize = 2;
+/// Fewest pairs with a figure for it to get a verdict: with two, the session's own
+/// floor rests on two runs of each build and the bootstrap has four resamples to draw
+/// from; a real-clock A/A of two pairs called a regression.
+pub const MIN_PAIRS: usize = 3;
 /// Bootstrap resamples of the pairs.
 pub const RESAMPLES: usize = 2_000;
 

@@ -113,10 +113,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub hgrm: Option<PathBuf>,
 
-    /// A rung during which the machine's 1-minute load average exceeds this is marked
-    /// disturbed [default: the number of cores].
-    #[arg(long, value_name = "LOAD")]
-    pub max_load: Option<f64>,
+    /// A rung during which other processes use more than this many cores on average is
+    /// marked disturbed [default: a quarter of the cores].
+    #[arg(long, value_name = "CORES")]
+    pub max_others_cpu: Option<f64>,
 
     /// A rung whose dispatcher lag p99 exceeds this many times its latency p50 is
     /// marked disturbed [default: 1].
@@ -423,10 +423,10 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
             "--max-lag-ratio: {r} is not a positive ratio"
         );
     }
-    if let Some(l) = args.max_load {
+    if let Some(c) = args.max_others_cpu {
         ensure!(
-            l.is_finite() && l > 0.0,
-            "--max-load: {l} is not a positive load average"
+            c.is_finite() && c >= 0.0,
+            "--max-others-cpu: {c} is not a number of cores"
         );
     }
     for &f in &args.fractions {
@@ -450,7 +450,7 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         repeat: args.repeat,
         baseline: args.baseline.clone(),
         label: args.label.clone(),
-        max_load: args.max_load,
+        max_others_cpu: args.max_others_cpu,
         max_lag_ratio: args.max_lag_ratio,
     })
 }

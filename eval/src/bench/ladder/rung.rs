@@ -5,7 +5,8 @@ use std::time::Duration;
 use crate::bench::backend::Backend;
 use crate::bench::loadgen::{LiveRung, Outcome, Progress, Schedule, run_open_loop};
 use crate::bench::probe::{
-    MemoryTrack, RusageDelta, Signals, SuspendClock, disturbances, load_average, measure,
+    CpuReading, MemoryTrack, RusageDelta, Signals, SuspendClock, disturbances, load_average,
+    measure,
 };
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::micros_or_dash;
@@ -47,10 +48,12 @@ pub fn run_rung(
         spec.engine, spec.label, spec.rate, spec.requests
     );
     let load_start = load_average();
+    let cpu_start = CpuReading::now();
     let (outcome, probes) = measure(
         || eprintln!("bench: {}", progress_line(spec, &live.progress())),
         || run_open_loop(backend, &schedule, queries, settings.k, &live),
     );
+    let others_cpu = CpuReading::now().others_since(&cpu_start);
     let load_end = load_average();
     let mut report = rung_report(
         spec,
@@ -61,6 +64,7 @@ pub fn run_rung(
     );
     report.load_start = load_start;
     report.load_end = load_end;
+    report.others_cpu = others_cpu;
     mark_disturbed(&mut report, &outcome, spec.calibration, settings);
     eprintln!(
         "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}{}",
@@ -97,9 +101,8 @@ pub(crate) fn mark_disturbed(
         latency_p50_us: outcome.completions.latency.nearest_rank(P50),
         max_lag_ratio: settings.lag_bound(),
         suspended: report.suspended_secs.map(Duration::from_secs_f64),
-        load_start: report.load_start,
-        load_end: report.load_end,
-        max_load: settings.load_bound(),
+        others_cpu: report.others_cpu,
+        max_others_cpu: settings.others_bound(),
         shed: report.shed,
         calibration,
     };
@@ -165,6 +168,7 @@ pub(crate) fn rung_report(
         suspended_secs: suspended.map(|s| s.as_secs_f64()),
         load_start: None,
         load_end: None,
+        others_cpu: None,
         disturbed: false,
         disturbed_reasons: Vec::new(),
         histograms: RungHistograms {

@@ -62,9 +62,10 @@ pub struct Settings {
     /// The run's label (`--label`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// `--max-load`: the load average above which a rung is disturbed; absent: `cores`.
+    /// `--max-others-cpu`: other processes' CPU use, in cores, above which a rung is
+    /// disturbed; absent: `OTHERS_SHARE_OF_CORES` of `cores`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_load: Option<f64>,
+    pub max_others_cpu: Option<f64>,
     /// `--max-lag-ratio`: the dispatcher lag p99 over latency p50 above which a rung is
     /// disturbed; absent: `LAG_P99_OVER_P50`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,9 +73,10 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The load average above which a rung counts as disturbed.
-    pub fn load_bound(&self) -> f64 {
-        self.max_load.unwrap_or(self.cores as f64)
+    /// Other processes' CPU use, in cores, above which a rung counts as disturbed.
+    pub fn others_bound(&self) -> f64 {
+        self.max_others_cpu
+            .unwrap_or(crate::bench::probe::OTHERS_SHARE_OF_CORES * self.cores as f64)
     }
 
     /// The lag p99 over latency p50 above which a rung counts as disturbed.
@@ -191,11 +193,15 @@ pub struct RungReport {
     pub memory: MemoryTrack,
     /// Time the machine spent suspended during the rung, if known.
     pub suspended_secs: Option<f64>,
-    /// The machine's 1-minute load average when the rung started and ended.
+    /// The machine's 1-minute load average when the rung started and ended (for the
+    /// reader: it counts this process's own threads too).
     #[serde(default)]
     pub load_start: Option<f64>,
     #[serde(default)]
     pub load_end: Option<f64>,
+    /// Other processes' CPU use during the rung, in cores (what disturbs it).
+    #[serde(default)]
+    pub others_cpu: Option<f64>,
     /// The machine may have set the figures (docs/PERF.md, rule 8): see
     /// `disturbed_reasons`. Unlike an invalid rung, its figures stand as measured.
     #[serde(default)]

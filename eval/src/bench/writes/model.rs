@@ -119,6 +119,10 @@ pub struct TrialRun {
     /// machine, whether something else competed for the cores.
     pub load_start: Option<f64>,
     pub load_end: Option<f64>,
+    /// Other processes' CPU use while the reads ran, in cores (this process's readers
+    /// and writer excluded): above `Settings::others_bound` the trial was disturbed.
+    #[serde(default)]
+    pub others_cpu: Option<f64>,
 }
 
 /// One write: the batch added and committed, and what the committing thread saw after.
