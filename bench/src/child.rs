@@ -152,6 +152,8 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
         repeat: 1,
         baseline: None,
         label: None,
+        max_others_cpu: None,
+        max_lag_ratio: None,
     };
     let spec = RungSpec {
         engine: engine.name(),
@@ -161,6 +163,7 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
         rate: args.rate,
         requests: args.requests,
         seed: args.seed,
+        calibration: false,
     };
     let rung = run_rung(&*backend, &spec, &settings, &queries);
     let report = ServeRss {

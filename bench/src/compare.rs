@@ -97,6 +97,7 @@ pub struct CompareArgs {
 /// Runs the comparison; prints as it goes and returns the report.
 pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     let load_start = heddle_eval::bench::probe::load_average();
+    let mut environment = heddle_eval::env::Environment::capture(&args.workdir);
     // 1. Indexes.
     let Prepared {
         corpus,
@@ -214,6 +215,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
             },
         )
         .collect();
+    environment.finish();
     let report = CompareReport {
         format: COMPARE_FORMAT,
         tool: format!("heddle-bench {}", env!("CARGO_PKG_VERSION")),
@@ -230,6 +232,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         ladder_json: args.bench.json.as_ref().map(|p| p.display().to_string()),
         memory_rate: (args.memory_requests > 0).then_some(memory_rate),
         per_query,
+        environment: Some(environment),
     };
     println!();
     print!("{}", report::render_ratios(&report));

@@ -171,6 +171,10 @@ pub struct CompareReport {
     /// (absent from runs before it, and when the pass did not run).
     #[serde(default)]
     pub per_query: Option<crate::per_query::PerQueryReport>,
+    /// Where and on what the run was measured: build, machine, the workdir's storage
+    /// and fsync cost, load (absent from runs before it).
+    #[serde(default)]
+    pub environment: Option<heddle_eval::env::Environment>,
 }
 
 fn secs_to_us(s: f64) -> u64 {
@@ -396,6 +400,11 @@ pub fn render_ratios(report: &CompareReport) -> String {
         load(m.load_start),
         load(m.load_end)
     );
+    if let Some(env) = &report.environment {
+        for line in heddle_eval::env::render::header(env) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     for e in &report.engines {
         let b = &e.build;
         let phases: Vec<String> = b
@@ -504,6 +513,24 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
         first.machine.cores,
         loads.join(", ")
     );
+    // Which recorded fields differ between the runs combined here, and whether the CPU,
+    // kernel or storage does (then the runs are not comparable).
+    let envs: Vec<&heddle_eval::env::Environment> =
+        runs.iter().filter_map(|r| r.environment.as_ref()).collect();
+    if envs.len() < runs.len() {
+        let _ = writeln!(
+            out,
+            "  {} of {} runs record no environment: whether they compare is unknown",
+            runs.len() - envs.len(),
+            runs.len()
+        );
+    }
+    if envs.len() > 1 {
+        let labels: Vec<String> = (1..=envs.len()).map(|i| format!("run {i}")).collect();
+        for line in heddle_eval::env::compare(&envs).lines(&labels) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let agreeing: Vec<f64> = runs
         .iter()
         .filter_map(|r| r.agreement.as_ref().map(|a| a.agreeing * 100.0))
@@ -625,6 +652,8 @@ mod tests {
                 top,
             }),
             overload: None,
+            per_repetition: Vec::new(),
+            rate_spread: None,
         }
     }
 
@@ -675,6 +704,7 @@ mod tests {
             ratios: Vec::new(),
             held: vec![engine_hold("heddle", Some(1.0), false)],
             per_query: None,
+            environment: None,
         };
         let mut json = serde_json::to_value(&report).unwrap();
         json.as_object_mut().unwrap().remove("held");
@@ -683,6 +713,43 @@ mod tests {
         assert!(old.held.is_empty());
         assert!(!render_ratios(&old).contains(HELD_LABEL));
         assert!(render_ratios(&report).contains(HELD_LABEL));
+    }
+
+    #[test]
+    fn summarise_names_the_fields_that_differ_and_refuses_another_kernel() {
+        let tmp = std::env::temp_dir().join("heddle-bench-env-test");
+        let env = heddle_eval::env::Environment::capture(&tmp);
+        let mut run = CompareReport {
+            format: COMPARE_FORMAT,
+            tool: "t".to_string(),
+            tantivy_version: "0".to_string(),
+            analysis: "matched".to_string(),
+            analysis_label: "matched".to_string(),
+            corpus: "c".to_string(),
+            queries: "q".to_string(),
+            machine: Machine::this(None),
+            engines: Vec::new(),
+            agreement: None,
+            ladder_json: None,
+            memory_rate: None,
+            ratios: Vec::new(),
+            held: Vec::new(),
+            per_query: None,
+            environment: Some(env.clone()),
+        };
+        let same = render_summary(&[run.clone(), run.clone()]);
+        assert!(same.contains("every recorded field is the same"), "{same}");
+        let mut other = run.clone();
+        other.environment.as_mut().unwrap().machine.kernel = Some("9.9.9-other".to_string());
+        let text = render_summary(&[run.clone(), other]);
+        assert!(text.contains("kernel (kernel): run 1 "), "{text}");
+        assert!(
+            text.contains("run 2 9.9.9-other") && text.contains("NOT COMPARABLE"),
+            "{text}"
+        );
+        run.environment = None;
+        let text = render_summary(&[run.clone(), run]);
+        assert!(text.contains("2 of 2 runs record no environment"), "{text}");
     }
 
     #[test]

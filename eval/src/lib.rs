@@ -1,7 +1,9 @@
 //! heddle-eval: the commands a user types (index, add, search) and the instrument that
 //! measures heddle (bench).
 
+pub mod ab;
 pub mod bench;
 pub mod cli;
+pub mod env;
 pub mod progress;
 pub mod quality;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use heddle_eval::bench::backend::synthetic::{ServiceModel, SyntheticFactory};
-use heddle_eval::bench::report::{LadderRule, read_json, render_table};
+use heddle_eval::bench::report::{LadderRule, Width, read_json, render_table, render_table_as};
 use heddle_eval::bench::{BackendFactory, BenchArgs, run};
 
 #[derive(Parser)]
@@ -33,6 +33,13 @@ fn args(dir: &Path, extra: &[&str]) -> BenchArgs {
         "2".to_string(),
         "--min-duration".to_string(),
         "0".to_string(),
+        // Sleeping backends do not compete for the CPU: another tenant's load (and the
+        // dispatcher lag it causes) on this shared machine must not refuse their
+        // calibration; these tests are about other things.
+        "--max-others-cpu".to_string(),
+        "1000".to_string(),
+        "--max-lag-ratio".to_string(),
+        "1000".to_string(),
     ];
     argv.extend(extra.iter().map(|s| s.to_string()));
     Cli::try_parse_from(argv).unwrap().bench
@@ -90,6 +97,15 @@ fn named_ladder_writes_table_json_and_svg_with_every_figure() {
         assert!(r.suspended_secs.is_some());
     }
     assert_eq!(back.engines[0].warmup.queries, 20);
+    let env = back
+        .environment
+        .as_ref()
+        .expect("the report carries its environment");
+    assert!(
+        env.started_utc <= *env.ended_utc.as_ref().unwrap(),
+        "{env:?}"
+    );
+    assert_eq!(env.storage.dir, a.index.display().to_string());
     assert_eq!(back.summary.len(), 2);
     assert_eq!(back.summary[0].p99_us, None);
 
@@ -99,7 +115,7 @@ fn named_ladder_writes_table_json_and_svg_with_every_figure() {
         "absent quantiles are null in JSON"
     );
 
-    let table = render_table(&report);
+    let table = render_table_as(&report, Width::Wide);
     for needle in [
         "offered/s",
         "achieved/s",
@@ -109,6 +125,8 @@ fn named_ladder_writes_table_json_and_svg_with_every_figure() {
         "rss peak",
         "minflt",
         "warm-up synthetic",
+        "environment: heddle",
+        "fsync (24 each)",
     ] {
         assert!(table.contains(needle), "table lacks {needle:?}:\n{table}");
     }

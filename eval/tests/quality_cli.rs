@@ -93,6 +93,12 @@ fn the_run_file_reads_back_to_the_same_figures() {
     let args = f.quality(&["--json", "--per-query", "--run-out", &run_path]);
     let out = json(&ok(&args.iter().map(String::as_str).collect::<Vec<_>>()));
     assert_eq!(out["queries"], 3, "{out}");
+    let env = &out["environment"];
+    assert!(
+        env["build"]["version"].is_string() && env["machine"].is_object(),
+        "{out}"
+    );
+    assert!(env["ended_utc"].is_string(), "{out}");
 
     let run = Run::read_trec_file(run_path.as_ref()).unwrap();
     let qrels = quality::read_qrels(f.path("data/qrels/test.tsv").as_ref()).unwrap();

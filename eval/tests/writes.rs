@@ -42,6 +42,8 @@ fn settings(threads: usize, inflight: usize, k: usize) -> Settings {
         repeat: 1,
         baseline: None,
         label: None,
+        max_others_cpu: None,
+        max_lag_ratio: None,
     }
 }
 
@@ -352,8 +354,17 @@ fn the_writes_arm_works_on_a_copy_and_leaves_the_source_byte_identical() {
     let back = read_json(&json).unwrap();
     assert_eq!(back.summary.len(), 2);
     assert_eq!(back.writes.docs_per_commit, 40);
+    // The environment: the scratch directory's storage, where the commits were written.
+    let env = back
+        .environment
+        .as_ref()
+        .expect("the report carries its environment");
+    assert_eq!(env.storage.dir, report.writes.scratch.clone() + "/copy");
+    assert!(env.fsync.is_some() && env.ended_utc.is_some(), "{env:?}");
     let table = writes::table::render(&report);
     for needle in [
+        "environment: heddle",
+        "fsync (24 each)",
         "byte-identical",
         "in commit",
         "outside",

@@ -12,10 +12,12 @@ use super::backend::{Backend, BackendFactory, HeddleFactory};
 use super::ladder::{calibrate, derived, derived_with, named, run_ladder, warm_up};
 use super::loadgen::Arrivals;
 use super::queries::QueryCycle;
+use super::report::hgrm::write_rung;
 use super::report::{
-    BenchReport, EngineRun, FORMAT_VERSION, Settings, render_svg, render_table, summarise,
-    write_json,
+    BenchReport, EngineRun, FORMAT_VERSION, LadderPlan, RungReport, Settings, WarmupReport, Width,
+    check_directory, check_writable, render_svg, render_table_as, summarise, write_json,
 };
+use crate::env::Environment;
 
 /// `heddle-eval bench`: an open-loop ladder of query rates. Request `i` of a rung is due
 /// at a scheduled time whatever earlier requests are doing, and its latency runs from
@@ -106,6 +108,26 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 
+    /// Writes each rung's latency distribution into this directory in HdrHistogram's
+    /// percentile-distribution form (`.hgrm`, as `wrk2 --latency` prints it).
+    #[arg(long, value_name = "DIR")]
+    pub hgrm: Option<PathBuf>,
+
+    /// A rung during which other processes use more than this many cores on average is
+    /// marked disturbed [default: a quarter of the cores].
+    #[arg(long, value_name = "CORES")]
+    pub max_others_cpu: Option<f64>,
+
+    /// A rung whose dispatcher lag p99 exceeds this many times its latency p50 is
+    /// marked disturbed [default: 1].
+    #[arg(long, value_name = "RATIO")]
+    pub max_lag_ratio: Option<f64>,
+
+    /// Prints every column, each figure with `[min–max]` over repetitions (the default
+    /// table fits 100 columns: medians and the main columns).
+    #[arg(long)]
+    pub wide: bool,
+
     /// The writes arm instead of the ladder: on a fresh copy of the index, open-loop
     /// reads at one rate while a writer adds documents and commits; reads due during a
     /// commit are reported apart from the rest (docs/PERF.md, "The writes arm").
@@ -151,6 +173,26 @@ pub fn default_engines() -> Vec<Box<dyn BackendFactory>> {
 /// named, runs the ladder with the engines alternating rung by rung, prints the table
 /// on stdout and writes the JSON and SVG if asked. Progress goes to stderr.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<BenchReport> {
+    let report = measure(args, engines)?;
+    print!(
+        "{}",
+        render_table_as(
+            &report,
+            if args.wide {
+                Width::Wide
+            } else {
+                Width::Narrow
+            }
+        )
+    );
+    Ok(report)
+}
+
+/// [`run`] without the table on stdout (the JSON, SVG and `.hgrm` files are written).
+pub fn measure(
+    args: &BenchArgs,
+    engines: &[Box<dyn BackendFactory>],
+) -> anyhow::Result<BenchReport> {
     ensure!(
         !args.writes,
         "--writes is the writes arm: run it with heddle_eval::bench::writes::run"
@@ -164,6 +206,8 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
     }
     let queries = QueryCycle::load(&args.queries, args.seed)?;
     let settings = settings(args, queries.len())?;
+    check_outputs(args)?;
+    let environment = Environment::capture(&args.index);
 
     let mut opened: Vec<(String, Arc<dyn Backend>, f64)> = Vec::new();
     for factory in chosen {
@@ -202,7 +246,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
                 args.calibration_samples,
                 &settings,
                 &queries,
-            ));
+            )?);
         }
         if args.fractions.is_empty() {
             derived(calibrations)
@@ -215,30 +259,47 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
 
     let engines_ref: Vec<(&str, &dyn Backend)> =
         opened.iter().map(|(n, b, _)| (n.as_str(), &**b)).collect();
-    let rungs = run_ladder(&engines_ref, &plan.rates, &settings, &queries);
-
-    let all: Vec<_> = rungs.iter().flatten().cloned().collect();
-    let report = BenchReport {
-        format: FORMAT_VERSION,
-        tool: "heddle-eval bench".to_string(),
-        mode: "open-loop".to_string(),
-        settings,
-        ladder: plan,
-        engines: opened
-            .into_iter()
-            .zip(warmups)
-            .zip(rungs)
-            .map(|(((name, _, open_secs), warmup), rungs)| EngineRun {
-                name,
-                open_secs,
-                warmup,
-                rungs,
-            })
-            .collect(),
-        summary: summarise(&all),
+    let partial = Partial {
+        settings: &settings,
+        plan: &plan,
+        opened: opened.iter().map(|(n, _, s)| (n.clone(), *s)).collect(),
+        warmups: &warmups,
+        environment: &environment,
     };
+    // On disk before the first rung and after every rung, so that an interrupted run
+    // (SIGINT, a crash) leaves every finished rung, marked incomplete.
+    if let Some(path) = &args.json {
+        write_json(
+            &partial.report(&vec![Vec::new(); opened.len()], false),
+            path,
+        )?;
+    }
+    let mut written: anyhow::Result<()> = Ok(());
+    let rungs = run_ladder(
+        &engines_ref,
+        &plan.rates,
+        &settings,
+        &queries,
+        &mut |rungs| {
+            if written.is_err() {
+                return;
+            }
+            written = (|| {
+                if let Some(dir) = &args.hgrm
+                    && let Some(newest) = rungs.iter().flatten().max_by_key(|r| r.sequence)
+                {
+                    write_rung(dir, newest)?;
+                }
+                if let Some(path) = &args.json {
+                    write_json(&partial.report(rungs, false), path)?;
+                }
+                Ok(())
+            })();
+        },
+    );
+    written?;
+    let report = partial.finish(rungs);
 
-    print!("{}", render_table(&report));
     if let Some(path) = &args.json {
         write_json(&report, path)?;
         eprintln!("bench: wrote {}", path.display());
@@ -248,6 +309,64 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         eprintln!("bench: wrote {}", path.display());
     }
     Ok(report)
+}
+
+/// Everything a report holds but the rungs, to write it after each rung and at the end.
+struct Partial<'a> {
+    settings: &'a Settings,
+    plan: &'a LadderPlan,
+    opened: Vec<(String, f64)>,
+    warmups: &'a [WarmupReport],
+    environment: &'a Environment,
+}
+
+impl Partial<'_> {
+    fn report(&self, rungs: &[Vec<RungReport>], complete: bool) -> BenchReport {
+        let mut environment = self.environment.clone();
+        environment.finish();
+        let all: Vec<RungReport> = rungs.iter().flatten().cloned().collect();
+        BenchReport {
+            format: FORMAT_VERSION,
+            tool: "heddle-eval bench".to_string(),
+            mode: "open-loop".to_string(),
+            settings: self.settings.clone(),
+            ladder: self.plan.clone(),
+            engines: self
+                .opened
+                .iter()
+                .zip(self.warmups)
+                .zip(rungs)
+                .map(|(((name, open_secs), warmup), rungs)| EngineRun {
+                    name: name.clone(),
+                    open_secs: *open_secs,
+                    warmup: warmup.clone(),
+                    rungs: rungs.clone(),
+                })
+                .collect(),
+            summary: summarise(&all),
+            environment: Some(environment),
+            complete,
+        }
+    }
+
+    fn finish(&self, rungs: Vec<Vec<RungReport>>) -> BenchReport {
+        self.report(&rungs, true)
+    }
+}
+
+/// Every output path is checked before the first rung: a run of many minutes must not
+/// end in "cannot write".
+fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
+    if let Some(p) = &args.json {
+        check_writable(p, "--json")?;
+    }
+    if let Some(p) = &args.svg {
+        check_writable(p, "--svg")?;
+    }
+    if let Some(d) = &args.hgrm {
+        check_directory(d, "--hgrm")?;
+    }
+    Ok(())
 }
 
 pub(super) fn select<'a>(
@@ -298,6 +417,18 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         args.rates.is_empty() || args.fractions.is_empty(),
         "--fractions shapes a derived ladder; with --rates the rates are named"
     );
+    if let Some(r) = args.max_lag_ratio {
+        ensure!(
+            r.is_finite() && r > 0.0,
+            "--max-lag-ratio: {r} is not a positive ratio"
+        );
+    }
+    if let Some(c) = args.max_others_cpu {
+        ensure!(
+            c.is_finite() && c >= 0.0,
+            "--max-others-cpu: {c} is not a number of cores"
+        );
+    }
     for &f in &args.fractions {
         ensure!(
             f.is_finite() && f > 0.0,
@@ -319,5 +450,7 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         repeat: args.repeat,
         baseline: args.baseline.clone(),
         label: args.label.clone(),
+        max_others_cpu: args.max_others_cpu,
+        max_lag_ratio: args.max_lag_ratio,
     })
 }

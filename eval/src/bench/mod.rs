@@ -8,7 +8,7 @@
 //! obey, and how each is tested, are in docs/PERF.md.
 
 pub mod backend;
-mod cli;
+pub(crate) mod cli;
 pub mod ladder;
 pub mod loadgen;
 pub mod probe;
@@ -20,4 +20,4 @@ pub mod writes;
 pub use backend::{
     Backend, BackendFactory, CommitReport, HeddleFactory, Unsupported, WriteOptions,
 };
-pub use cli::{BenchArgs, default_engines, run};
+pub use cli::{BenchArgs, default_engines, measure, run};

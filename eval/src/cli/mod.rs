@@ -52,6 +52,8 @@ pub enum Command {
     Quality(quality::QualityArgs),
     /// Compare two TREC runs query by query: differences with paired bootstrap intervals.
     CompareRuns(compare_runs::CompareRunsArgs),
+    /// Two builds in matched ABBA runs: per-figure verdicts gated by the noise floor.
+    Ab(crate::ab::AbArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -72,5 +74,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ReadLoop(args) => read_loop::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::CompareRuns(args) => compare_runs::run(&args),
+        Command::Ab(args) => crate::ab::run(&args).map(drop),
     }
 }

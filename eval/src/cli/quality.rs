@@ -56,6 +56,7 @@ pub struct QualityArgs {
 
 pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
     let retrieval = retrieval(args)?;
+    let mut environment = crate::env::Environment::capture(&args.index);
     let index = Index::open(&args.index)
         .with_context(|| format!("opening the index at {}", args.index.display()))?;
     let qrels = quality::read_qrels(&args.qrels)?;
@@ -92,6 +93,7 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
     let segments = index.segments();
     let tokens: u64 = segments.iter().map(|s| s.tokens.flat).sum();
     let terms = index.term_count();
+    environment.finish();
     if args.json {
         let mut out = json!({
             "index": args.index.display().to_string(),
@@ -125,6 +127,7 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         if let Some(path) = &args.run_out {
             out["run_file"] = json!(path.display().to_string());
         }
+        out["environment"] = serde_json::to_value(&environment)?;
         println!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
@@ -138,6 +141,10 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         thousands(terms)
     );
     println!("ranking: {}", retrieval.describe());
+    // Quality figures depend on the build alone, not on the machine: its line only.
+    if let Some(build) = crate::env::render::header(&environment).first() {
+        println!("{build}");
+    }
     if args.per_query {
         let header: Vec<String> = eval.metrics.iter().map(|m| m.label()).collect();
         println!("{:<12} {}", "query", header.join("  "));

@@ -25,11 +25,13 @@ pub enum ServiceTime {
 }
 
 /// A pause during which the backend starts no work: a request that would start in
-/// `[at, at + len)` starts at `at + len` instead, as after a stop-the-world pause.
+/// `[at, at + len)` starts at `at + len` instead, as after a stop-the-world pause. With
+/// `every`, the pause recurs at `at + k × every` (a machine that keeps being taken away).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stall {
     pub at: Duration,
     pub len: Duration,
+    pub every: Option<Duration>,
 }
 
 /// A service time distribution and an optional stall, on a clock that starts at zero.
@@ -55,7 +57,25 @@ impl ServiceModel {
     }
 
     pub fn with_stall(mut self, at: Duration, len: Duration) -> Self {
-        self.stall = Some(Stall { at, len });
+        self.stall = Some(Stall {
+            at,
+            len,
+            every: None,
+        });
+        self
+    }
+
+    /// A stall of `len` at `at` and again every `every` after it.
+    pub fn with_recurring_stall(mut self, at: Duration, len: Duration, every: Duration) -> Self {
+        assert!(
+            len < every,
+            "a recurring stall leaves time between its pauses"
+        );
+        self.stall = Some(Stall {
+            at,
+            len,
+            every: Some(every),
+        });
         self
     }
 
@@ -76,9 +96,14 @@ impl ServiceModel {
     pub fn finish_ns(&self, n: u64, start_ns: u64) -> u64 {
         let start = match self.stall {
             Some(s) => {
-                let (at, end) = (s.at.as_nanos() as u64, (s.at + s.len).as_nanos() as u64);
-                if (at..end).contains(&start_ns) {
-                    end
+                let (at, len) = (s.at.as_nanos() as u64, s.len.as_nanos() as u64);
+                // The pause that `start_ns` may fall in: the first, or the latest recurrence.
+                let from = match s.every.map(|e| e.as_nanos() as u64) {
+                    Some(e) if start_ns >= at => at + (start_ns - at) / e * e,
+                    _ => at,
+                };
+                if (from..from + len).contains(&start_ns) {
+                    from + len
                 } else {
                     start_ns
                 }
@@ -183,6 +208,20 @@ mod tests {
         assert_eq!(m.finish_ns(0, 10 * MS), 16 * MS);
         assert_eq!(m.finish_ns(0, 14 * MS), 16 * MS);
         assert_eq!(m.finish_ns(0, 15 * MS), 16 * MS, "the stall is half-open");
+    }
+
+    #[test]
+    fn a_recurring_stall_delays_starts_inside_each_recurrence() {
+        let m = ServiceModel::constant(Duration::from_millis(1)).with_recurring_stall(
+            Duration::from_millis(10),
+            Duration::from_millis(5),
+            Duration::from_millis(100),
+        );
+        assert_eq!(m.finish_ns(0, 5 * MS), 6 * MS, "before the first");
+        assert_eq!(m.finish_ns(0, 12 * MS), 16 * MS);
+        assert_eq!(m.finish_ns(0, 50 * MS), 51 * MS, "between");
+        assert_eq!(m.finish_ns(0, 112 * MS), 116 * MS, "the second");
+        assert_eq!(m.finish_ns(0, 1_014 * MS), 1_016 * MS, "the eleventh");
     }
 
     #[test]

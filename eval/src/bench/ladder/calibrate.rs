@@ -1,9 +1,11 @@
 //! The calibration rung: an open loop at a low rate that measures the service time from
 //! which a derived ladder's rates follow (docs/PERF.md, "The ladder").
 
+use anyhow::ensure;
+
 use super::plan::{
-    CALIBRATION_MAX_ATTEMPTS, CALIBRATION_UTILISATION, MAX_CALIBRATION_UTILISATION, round_rate,
-    servers,
+    CALIBRATION_MAX_ATTEMPTS, CALIBRATION_UTILISATION, MAX_CALIBRATION_UTILISATION,
+    MAX_DISTURBED_ATTEMPTS, round_rate, servers,
 };
 use super::rung::{RungSpec, run_rung};
 use crate::bench::backend::Backend;
@@ -24,6 +26,11 @@ const MAX_SECS: f64 = 30.0;
 /// capacity on it would put every rung higher than intended. If the rung turns out
 /// busier than [`MAX_CALIBRATION_UTILISATION`], it is repeated at a rate from its own
 /// measurement.
+///
+/// A disturbed rung (shed requests, a lagging dispatcher, a suspend, a load above the
+/// cores: [`disturbances`](crate::bench::probe::disturbances)) is never used: it is
+/// run again, up to [`MAX_DISTURBED_ATTEMPTS`] times, and then the calibration is
+/// refused with an error that says why.
 pub fn calibrate(
     backend: &dyn Backend,
     engine: &str,
@@ -31,34 +38,52 @@ pub fn calibrate(
     samples: u64,
     settings: &Settings,
     queries: &QueryCycle,
-) -> Calibration {
+) -> anyhow::Result<Calibration> {
     let servers = servers(settings);
     let mut guess_us = hint_service_us.max(1.0);
     let mut attempts: Vec<CalibrationAttempt> = Vec::new();
-    for attempt in 0..CALIBRATION_MAX_ATTEMPTS {
+    let (mut busy, mut disturbed) = (0, 0);
+    loop {
         let rate = round_rate(CALIBRATION_UTILISATION * servers as f64 / (guess_us / 1e6));
         let by_time = (rate * MAX_SECS).ceil() as u64;
         let requests = samples.min(by_time.max(P50.min_samples()));
-        let label = format!("calibration {}", attempt + 1);
+        let label = format!("calibration {}", attempts.len() + 1);
         let spec = RungSpec {
             engine,
             label: &label,
             repetition: 0,
-            rung: attempt,
+            rung: attempts.len(),
             rate,
             requests,
             seed: settings.seed,
+            calibration: true,
         };
         let rung = run_rung(backend, &spec, settings, queries);
         let mean_us = rung.service_us.mean.unwrap_or(guess_us).max(1.0);
         let utilisation = rate * (mean_us / 1e6) / servers as f64;
+        let was_disturbed = rung.disturbed;
+        let reasons = rung.disturbed_reasons.join("; ");
         attempts.push(CalibrationAttempt {
             rate,
             mean_service_us: mean_us,
             utilisation,
             rung,
         });
-        if utilisation <= MAX_CALIBRATION_UTILISATION {
+        if was_disturbed {
+            disturbed += 1;
+            ensure!(
+                disturbed < MAX_DISTURBED_ATTEMPTS,
+                "{engine}: the calibration was disturbed {disturbed} times in a row (last: \
+                 {reasons}); a derived ladder never takes its capacity from a disturbed \
+                 calibration. Run again on a quieter machine, or name the rates with --rates"
+            );
+            // A disturbed rung measured the machine, not the engine: nothing it says
+            // informs the next attempt, which runs at the same rate.
+            continue;
+        }
+        disturbed = 0;
+        busy += 1;
+        if utilisation <= MAX_CALIBRATION_UTILISATION || busy >= CALIBRATION_MAX_ATTEMPTS {
             break;
         }
         guess_us = mean_us;
@@ -67,11 +92,11 @@ pub fn calibrate(
         .last()
         .expect("at least one attempt")
         .mean_service_us;
-    Calibration {
+    Ok(Calibration {
         engine: engine.to_string(),
         servers,
         attempts,
         mean_service_us,
         capacity_per_sec: servers as f64 / (mean_service_us / 1e6),
-    }
+    })
 }

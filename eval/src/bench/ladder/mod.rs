@@ -10,7 +10,8 @@ mod warmup;
 pub use calibrate::calibrate;
 pub use plan::{
     CALIBRATION_MAX_ATTEMPTS, CALIBRATION_UTILISATION, FRACTIONS, LOAD_POINT_FRACTION,
-    MAX_CALIBRATION_UTILISATION, derived, derived_with, named, requests_for, round_rate, servers,
+    MAX_CALIBRATION_UTILISATION, MAX_DISTURBED_ATTEMPTS, derived, derived_with, named,
+    requests_for, round_rate, servers,
 };
 pub use rung::{RungSpec, run_rung};
 pub use warmup::warm_up;
@@ -20,12 +21,14 @@ use crate::bench::queries::QueryCycle;
 use crate::bench::report::{RungReport, Settings};
 
 /// Runs the whole ladder `settings.repeat` times: for each repetition, for each rate,
-/// every engine in turn (A B A B …). Returns each engine's rungs in run order.
+/// every engine in turn (A B A B …). Returns each engine's rungs in run order, and shows
+/// them to `after_rung` after every rung (to write them as the run goes).
 pub fn run_ladder(
     engines: &[(&str, &dyn Backend)],
     rates: &[f64],
     settings: &Settings,
     queries: &QueryCycle,
+    after_rung: &mut dyn FnMut(&[Vec<RungReport>]),
 ) -> Vec<Vec<RungReport>> {
     let mut out = vec![Vec::new(); engines.len()];
     let mut sequence = 0;
@@ -49,11 +52,13 @@ pub fn run_ladder(
                     rate,
                     requests: requests_for(rate, settings.samples, settings.min_duration_secs),
                     seed,
+                    calibration: false,
                 };
                 let mut report = run_rung(backend, &spec, settings, queries);
                 report.sequence = sequence;
                 sequence += 1;
                 out[e].push(report);
+                after_rung(&out);
             }
         }
     }

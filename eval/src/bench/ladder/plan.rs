@@ -20,6 +20,9 @@ pub const MAX_CALIBRATION_UTILISATION: f64 = 0.2;
 
 pub const CALIBRATION_MAX_ATTEMPTS: usize = 3;
 
+/// Disturbed calibration rungs in a row after which the calibration is refused.
+pub const MAX_DISTURBED_ATTEMPTS: usize = 3;
+
 /// Requests in a rung: at least `samples`, and enough to last `min_duration_secs`.
 pub fn requests_for(rate: f64, samples: u64, min_duration_secs: f64) -> u64 {
     let for_duration = (rate * min_duration_secs).ceil();

@@ -4,11 +4,14 @@ use std::time::Duration;
 
 use crate::bench::backend::Backend;
 use crate::bench::loadgen::{LiveRung, Outcome, Progress, Schedule, run_open_loop};
-use crate::bench::probe::{MemoryTrack, RusageDelta, SuspendClock, measure};
+use crate::bench::probe::{
+    CpuReading, MemoryTrack, RusageDelta, Signals, SuspendClock, disturbances, load_average,
+    measure,
+};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::report::{LagSummary, RungHistograms, RungReport, Settings};
-use crate::bench::stats::{LatencySummary, P99};
+use crate::bench::stats::{LatencySummary, P50, P99};
 
 /// What to run: one engine at one rate.
 #[derive(Debug, Clone)]
@@ -22,6 +25,8 @@ pub struct RungSpec<'a> {
     pub requests: u64,
     /// Seeds Poisson arrivals.
     pub seed: u64,
+    /// A calibration rung (any shed request disturbs it).
+    pub calibration: bool,
 }
 
 /// Runs one rung and reports it.
@@ -42,19 +47,27 @@ pub fn run_rung(
         "bench: {} {} @ {}/s: {} requests",
         spec.engine, spec.label, spec.rate, spec.requests
     );
+    let load_start = load_average();
+    let cpu_start = CpuReading::now();
     let (outcome, probes) = measure(
         || eprintln!("bench: {}", progress_line(spec, &live.progress())),
         || run_open_loop(backend, &schedule, queries, settings.k, &live),
     );
-    let report = rung_report(
+    let others_cpu = CpuReading::now().others_since(&cpu_start);
+    let load_end = load_average();
+    let mut report = rung_report(
         spec,
         &outcome,
         probes.process,
         probes.memory,
         probes.suspended,
     );
+    report.load_start = load_start;
+    report.load_end = load_end;
+    report.others_cpu = others_cpu;
+    mark_disturbed(&mut report, &outcome, spec.calibration, settings);
     eprintln!(
-        "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}",
+        "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}{}",
         spec.engine,
         spec.label,
         spec.rate,
@@ -66,9 +79,35 @@ pub fn run_rung(
             " (OVERLOADED)"
         } else {
             ""
+        },
+        if report.disturbed {
+            format!(" DISTURBED: {}", report.disturbed_reasons.join("; "))
+        } else {
+            String::new()
         }
     );
     report
+}
+
+/// Judges the rung by its probes ([`disturbances`]) and records why it is disturbed.
+pub(crate) fn mark_disturbed(
+    report: &mut RungReport,
+    outcome: &Outcome,
+    calibration: bool,
+    settings: &Settings,
+) {
+    let signals = Signals {
+        lag_p99_us: outcome.dispatch.lag.nearest_rank(P99),
+        latency_p50_us: outcome.completions.latency.nearest_rank(P50),
+        max_lag_ratio: settings.lag_bound(),
+        suspended: report.suspended_secs.map(Duration::from_secs_f64),
+        others_cpu: report.others_cpu,
+        max_others_cpu: settings.others_bound(),
+        shed: report.shed,
+        calibration,
+    };
+    report.disturbed_reasons = disturbances(&signals);
+    report.disturbed = !report.disturbed_reasons.is_empty();
 }
 
 /// `heddle rung 2/6 rep 1/1 @ 100/s: 1234/2000 done, p50 1.2ms, p99 -, shed 0`
@@ -127,6 +166,11 @@ pub(crate) fn rung_report(
         process,
         memory,
         suspended_secs: suspended.map(|s| s.as_secs_f64()),
+        load_start: None,
+        load_end: None,
+        others_cpu: None,
+        disturbed: false,
+        disturbed_reasons: Vec::new(),
         histograms: RungHistograms {
             latency: c.latency.dump(),
             service: c.service.dump(),

@@ -43,6 +43,7 @@ fn summarise_one(reps: &[&RungReport]) -> RungSummary {
         repetitions: reps.len(),
         overloaded: reps.iter().any(|r| r.overloaded),
         valid: reps.iter().all(|r| r.valid),
+        disturbed: reps.iter().any(|r| r.disturbed),
         achieved_rate: f(|r| r.achieved_rate),
         requests: u(|r| r.requests),
         shed: u(|r| r.shed),

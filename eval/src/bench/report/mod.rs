@@ -3,14 +3,15 @@
 
 mod aggregate;
 pub mod format;
+pub mod hgrm;
 mod json;
 mod model;
 mod svg;
 mod table;
 
 pub use aggregate::summarise;
-pub use json::{read_json, write_json, write_svg};
+pub use json::{check_directory, check_writable, read_json, write_json, write_svg};
 pub use model::*;
 pub use svg::render_svg;
 pub(crate) use table::calibration_line;
-pub use table::{Table, render_table};
+pub use table::{Table, Width, render_table, render_table_as};

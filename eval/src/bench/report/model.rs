@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::loadgen::Arrivals;
 use crate::bench::probe::{MemoryTrack, RusageDelta};
 use crate::bench::stats::{HistogramDump, LatencySummary, Spread};
+use crate::env::Environment;
 
 /// Bumped when a field changes meaning or disappears.
 pub const FORMAT_VERSION: u32 = 1;
@@ -22,6 +23,18 @@ pub struct BenchReport {
     pub engines: Vec<EngineRun>,
     /// One entry per engine and rung: each figure's median, min and max over repetitions.
     pub summary: Vec<RungSummary>,
+    /// Where and on what the run was measured (absent from reports before it existed).
+    #[serde(default)]
+    pub environment: Option<Environment>,
+    /// False while the run is under way: the file is rewritten after every rung, so a
+    /// run that was interrupted leaves every finished rung, marked incomplete.
+    #[serde(default = "finished")]
+    pub complete: bool,
+}
+
+/// Reports written before `complete` existed were written once, at the end.
+fn finished() -> bool {
+    true
 }
 
 /// The settings every rung ran with.
@@ -49,6 +62,28 @@ pub struct Settings {
     /// The run's label (`--label`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// `--max-others-cpu`: other processes' CPU use, in cores, above which a rung is
+    /// disturbed; absent: `OTHERS_SHARE_OF_CORES` of `cores`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_others_cpu: Option<f64>,
+    /// `--max-lag-ratio`: the dispatcher lag p99 over latency p50 above which a rung is
+    /// disturbed; absent: `LAG_P99_OVER_P50`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_ratio: Option<f64>,
+}
+
+impl Settings {
+    /// Other processes' CPU use, in cores, above which a rung counts as disturbed.
+    pub fn others_bound(&self) -> f64 {
+        self.max_others_cpu
+            .unwrap_or(crate::bench::probe::OTHERS_SHARE_OF_CORES * self.cores as f64)
+    }
+
+    /// The lag p99 over latency p50 above which a rung counts as disturbed.
+    pub fn lag_bound(&self) -> f64 {
+        self.max_lag_ratio
+            .unwrap_or(crate::bench::probe::LAG_P99_OVER_P50)
+    }
 }
 
 /// How the rates were chosen (docs/PERF.md, "The ladder").
@@ -158,6 +193,21 @@ pub struct RungReport {
     pub memory: MemoryTrack,
     /// Time the machine spent suspended during the rung, if known.
     pub suspended_secs: Option<f64>,
+    /// The machine's 1-minute load average when the rung started and ended (for the
+    /// reader: it counts this process's own threads too).
+    #[serde(default)]
+    pub load_start: Option<f64>,
+    #[serde(default)]
+    pub load_end: Option<f64>,
+    /// Other processes' CPU use during the rung, in cores (what disturbs it).
+    #[serde(default)]
+    pub others_cpu: Option<f64>,
+    /// The machine may have set the figures (docs/PERF.md, rule 8): see
+    /// `disturbed_reasons`. Unlike an invalid rung, its figures stand as measured.
+    #[serde(default)]
+    pub disturbed: bool,
+    #[serde(default)]
+    pub disturbed_reasons: Vec<String>,
     pub histograms: RungHistograms,
 }
 
@@ -187,6 +237,9 @@ pub struct RungSummary {
     pub overloaded: bool,
     /// Valid in every repetition.
     pub valid: bool,
+    /// Disturbed in any repetition.
+    #[serde(default)]
+    pub disturbed: bool,
     pub achieved_rate: Spread<f64>,
     pub requests: Spread<u64>,
     pub shed: Spread<u64>,

@@ -19,6 +19,8 @@ const PALETTE: [&str; 6] = [
     "#1f6fb4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e",
 ];
 const OVERLOAD: &str = "#c0392b";
+/// Rungs the machine may have disturbed: a dashed ring around the marker.
+const DISTURBED: &str = "#e69f00";
 
 /// The quantiles drawn, with their stroke pattern and marker.
 const SERIES: [(&str, &str, Marker); 3] = [
@@ -418,9 +420,15 @@ fn series(
         if !s.valid {
             tip.push_str("; INVALID rung");
         }
+        if s.disturbed {
+            tip.push_str("; DISTURBED: the machine may have set this figure");
+        }
         let fill = if s.overloaded { "#ffffff" } else { colour };
         let _ = write!(out, "<g><title>{}</title>", esc(&tip));
         draw_marker(marker, px, py, fill, colour, out);
+        if s.disturbed {
+            disturbed_ring(px, py, out);
+        }
         if !s.valid {
             let _ = write!(
                 out,
@@ -431,6 +439,13 @@ fn series(
         }
         out.push_str("</g>\n");
     }
+}
+
+fn disturbed_ring(px: f64, py: f64, out: &mut String) {
+    let _ = write!(
+        out,
+        r#"<circle class="disturbed" cx="{px:.1}" cy="{py:.1}" r="9" fill="none" stroke="{DISTURBED}" stroke-width="2" stroke-dasharray="3 2"/>"#
+    );
 }
 
 fn draw_marker(m: Marker, px: f64, py: f64, fill: &str, stroke: &str, out: &mut String) {
@@ -524,7 +539,12 @@ fn legend(engines: &[&str], drawn: &[bool], repeat: usize, out: &mut String) {
         y - 6.0
     );
     text(out, y, "invalid rung", "#222");
-    y += 34.0;
+    y += 26.0;
+    disturbed_ring(x0 + 13.0, y, out);
+    out.push('\n');
+    text(out, y, "disturbed: the machine may", DISTURBED);
+    text(out, y + 15.0, "have set it (see the JSON)", DISTURBED);
+    y += 48.0;
     let mut notes = vec![
         "A missing point had fewer than".to_string(),
         "100 samples beyond its quantile".to_string(),

@@ -1,22 +1,71 @@
-//! The plain-text report on stdout: settings, ladder, warm-up, then one table of latency
-//! and one of what the process did, a row per engine and rung.
+//! The plain-text report on stdout: settings, ladder, environment, warm-up, then one
+//! table of latency and one of what the process did, a row per engine and rung. By
+//! default every line fits [`WIDTH`](crate::env::render::WIDTH) columns (medians only, the main columns);
+//! [`Width::Wide`] (`--wide`) adds `[min–max]` and every column.
 
 use std::fmt::Write;
+
+use crate::env::render::fit;
 
 use super::format::{kib, kib_change, micros, micros_or_dash, rate, spread, spread_or_dash};
 use super::{BenchReport, Calibration, LadderRule, RungSummary};
 use crate::bench::stats::{P50, P90, P99, P999};
 
-/// Renders the whole report.
+/// How much a table shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Width {
+    /// Fits [`WIDTH`](crate::env::render::WIDTH) columns: medians and the main columns.
+    #[default]
+    Narrow,
+    /// Every column, each figure with `[min–max]` over repetitions.
+    Wide,
+}
+
+/// Renders the whole report, every line within [`WIDTH`](crate::env::render::WIDTH) columns.
 pub fn render_table(report: &BenchReport) -> String {
+    render_table_as(report, Width::Narrow)
+}
+
+/// Renders the whole report at the chosen width.
+pub fn render_table_as(report: &BenchReport, width: Width) -> String {
     let mut out = String::new();
     header(report, &mut out);
     warmups(report, &mut out);
-    latency(report, &mut out);
-    process(report, &mut out);
+    latency(report, width, &mut out);
+    process(report, width, &mut out);
     comparison(report, &mut out);
-    notes(report, &mut out);
+    notes(report, width, &mut out);
+    if !report.complete {
+        out.push_str(
+            "INCOMPLETE: the run ended before its last rung; these are the rungs it finished\n",
+        );
+    }
     out
+}
+
+/// A spread in the chosen width: the median alone, or with `[min–max]`.
+fn fig<T: Copy + PartialEq>(
+    s: &crate::bench::stats::Spread<T>,
+    width: Width,
+    show: impl Fn(T) -> String,
+) -> String {
+    match width {
+        Width::Narrow => show(s.median),
+        Width::Wide => spread(s, show),
+    }
+}
+
+fn fig_or_dash<T: Copy + PartialEq>(
+    s: &Option<crate::bench::stats::Spread<T>>,
+    width: Width,
+    show: impl Fn(T) -> String,
+) -> String {
+    match width {
+        Width::Narrow => s
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |s| show(s.median)),
+        Width::Wide => spread_or_dash(s, show),
+    }
 }
 
 fn header(r: &BenchReport, out: &mut String) {
@@ -37,13 +86,19 @@ fn header(r: &BenchReport, out: &mut String) {
     if let Some(label) = &s.label {
         let _ = writeln!(out, "  {label}");
     }
+
+    let _ = writeln!(out, "{}", fit(format!("  index {}", s.index)));
     let _ = writeln!(
         out,
-        "  index {}, queries {} ({} distinct, seed {}); ≥{} requests and ≥{} s per rung; {} repetition{}",
-        s.index,
-        s.queries,
-        s.query_count,
-        s.seed,
+        "{}",
+        fit(format!(
+            "  queries {} ({} distinct, seed {})",
+            s.queries, s.query_count, s.seed
+        ))
+    );
+    let _ = writeln!(
+        out,
+        "  ≥{} requests and ≥{} s per rung; {} repetition{}",
         s.samples,
         s.min_duration_secs,
         s.repeat,
@@ -73,21 +128,44 @@ fn header(r: &BenchReport, out: &mut String) {
             }
         }
     }
+    if let Some(env) = &r.environment {
+        for line in crate::env::render::header(env) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     out.push('\n');
 }
 
-/// One calibration as a line of the table's header (shared with the writes arm's table).
+/// One calibration as lines of the table's header (shared with the writes arm's table).
 pub(crate) fn calibration_line(c: &Calibration) -> String {
     let last = c.attempts.last();
-    format!(
-        "  calibration {}: open loop at {}/s, mean service {}, utilisation {:.1}% → capacity {}/s ({} servers)",
+    let mut line = format!(
+        "  calibration {}: open loop at {}/s, mean service {}, utilisation {:.1}% → {}/s",
         c.engine,
         rate(last.map_or(0.0, |a| a.rate)),
         micros(c.mean_service_us.round() as u64),
         100.0 * last.map_or(0.0, |a| a.utilisation),
         rate(c.capacity_per_sec.round()),
-        c.servers
-    )
+    );
+    let disturbed: Vec<&str> = c
+        .attempts
+        .iter()
+        .filter(|a| a.rung.disturbed)
+        .flat_map(|a| a.rung.disturbed_reasons.iter().map(String::as_str))
+        .collect();
+    if !disturbed.is_empty() {
+        let _ = write!(
+            line,
+            "\n{}",
+            fit(format!(
+                "    {} disturbed attempt{} discarded: {}",
+                c.attempts.iter().filter(|a| a.rung.disturbed).count(),
+                if disturbed.len() == 1 { "" } else { "s" },
+                disturbed.join("; ")
+            ))
+        );
+    }
+    line
 }
 
 fn warmups(r: &BenchReport, out: &mut String) {
@@ -96,14 +174,10 @@ fn warmups(r: &BenchReport, out: &mut String) {
         let first: Vec<String> = w.first_latencies_us.iter().map(|&us| micros(us)).collect();
         let _ = writeln!(
             out,
-            "warm-up {}: opened in {:.3} s; {} queries in {:.2} s ({} failed); first: {}",
-            e.name,
-            e.open_secs,
-            w.queries,
-            w.duration_secs,
-            w.errors,
-            first.join(" ")
+            "warm-up {}: opened in {:.3} s; {} queries in {:.2} s ({} failed)",
+            e.name, e.open_secs, w.queries, w.duration_secs, w.errors,
         );
+        let _ = writeln!(out, "  first: {}", first.join(" "));
         let _ = writeln!(
             out,
             "  p50 {}, p99 {}, max {}; faults {} minor, {} major; RSS {}",
@@ -123,20 +197,28 @@ fn warmups(r: &BenchReport, out: &mut String) {
 }
 
 fn status(s: &RungSummary) -> String {
-    match (s.overloaded, s.valid) {
-        (false, true) => "ok".to_string(),
-        (true, true) => "OVERLOADED".to_string(),
-        (false, false) => "INVALID".to_string(),
-        (true, false) => "OVERLOADED INVALID".to_string(),
+    let flags: Vec<&str> = [
+        (s.overloaded, "OVERLOADED"),
+        (s.disturbed, "DISTURBED"),
+        (!s.valid, "INVALID"),
+    ]
+    .into_iter()
+    .filter_map(|(on, word)| on.then_some(word))
+    .collect();
+    if flags.is_empty() {
+        "ok".to_string()
+    } else {
+        flags.join(" ")
     }
 }
 
-fn latency(r: &BenchReport, out: &mut String) {
-    let mut t = Table::new(&[
-        "engine",
-        "offered/s",
-        "achieved/s",
-        "requests",
+fn latency(r: &BenchReport, width: Width, out: &mut String) {
+    let wide = width == Width::Wide;
+    let mut headers = vec!["engine", "offered/s"];
+    if wide {
+        headers.extend(["achieved/s", "requests"]);
+    }
+    headers.extend([
         "shed",
         P50.label(),
         P90.label(),
@@ -145,60 +227,75 @@ fn latency(r: &BenchReport, out: &mut String) {
         "max",
         "status",
     ]);
+    let mut t = Table::new(&headers);
     for s in &r.summary {
-        t.row(vec![
-            s.engine.clone(),
-            rate(s.offered_rate),
-            spread(&s.achieved_rate, |x| format!("{x:.1}")),
-            spread(&s.requests, |x| x.to_string()),
-            spread(&s.shed, |x| x.to_string()),
-            spread_or_dash(&s.p50_us, micros),
-            spread_or_dash(&s.p90_us, micros),
-            spread_or_dash(&s.p99_us, micros),
-            spread_or_dash(&s.p999_us, micros),
-            spread_or_dash(&s.max_us, micros),
+        let mut row = vec![s.engine.clone(), rate(s.offered_rate)];
+        if wide {
+            row.push(spread(&s.achieved_rate, |x| format!("{x:.1}")));
+            row.push(spread(&s.requests, |x| x.to_string()));
+        }
+        row.extend([
+            fig(&s.shed, width, |x| x.to_string()),
+            fig_or_dash(&s.p50_us, width, micros),
+            fig_or_dash(&s.p90_us, width, micros),
+            fig_or_dash(&s.p99_us, width, micros),
+            fig_or_dash(&s.p999_us, width, micros),
+            fig_or_dash(&s.max_us, width, micros),
             status(s),
         ]);
+        t.row(row);
     }
     let _ = writeln!(out, "latency (due → completion)");
     out.push_str(&t.render());
     out.push('\n');
 }
 
-fn process(r: &BenchReport, out: &mut String) {
-    let mut t = Table::new(&[
-        "engine",
-        "offered/s",
-        "cpu user s",
-        "cpu sys s",
-        "rss peak",
-        "rss Δ",
-        "anon peak",
-        "file peak",
-        "minflt",
-        "majflt",
-        "vcsw",
-        "ivcsw",
-        "lag p99",
-        "lag max",
-    ]);
+fn process(r: &BenchReport, width: Width, out: &mut String) {
+    let wide = width == Width::Wide;
+    let mut headers = if wide {
+        vec!["engine", "offered/s", "cpu user s", "cpu sys s", "rss peak"]
+    } else {
+        vec!["engine", "offered/s", "user s", "sys s", "rss peak"]
+    };
+    if wide {
+        headers.push("rss Δ");
+    }
+    headers.extend(["anon peak", "file peak"]);
+    if wide {
+        headers.push("minflt");
+    }
+    headers.push("majflt");
+    if wide {
+        headers.push("vcsw");
+    }
+    headers.extend(["ivcsw", "lag p99", "lag max"]);
+    let mut t = Table::new(&headers);
     for s in &r.summary {
-        t.row(vec![
+        let mut row = vec![
             s.engine.clone(),
             rate(s.offered_rate),
-            spread(&s.cpu_user_secs, |x| format!("{x:.2}")),
-            spread(&s.cpu_system_secs, |x| format!("{x:.2}")),
-            spread_or_dash(&s.rss_peak_kib, kib),
-            spread_or_dash(&s.rss_change_kib, kib_change),
-            spread_or_dash(&s.rss_anon_peak_kib, kib),
-            spread_or_dash(&s.rss_file_peak_kib, kib),
-            spread(&s.minor_faults, |x| x.to_string()),
-            spread(&s.major_faults, |x| x.to_string()),
-            spread(&s.voluntary_switches, |x| x.to_string()),
-            spread(&s.involuntary_switches, |x| x.to_string()),
-            spread_or_dash(&s.lag_p99_us, micros),
-            spread_or_dash(&s.lag_max_us, micros),
+            fig(&s.cpu_user_secs, width, |x| format!("{x:.2}")),
+            fig(&s.cpu_system_secs, width, |x| format!("{x:.2}")),
+            fig_or_dash(&s.rss_peak_kib, width, kib),
+        ];
+        if wide {
+            row.push(spread_or_dash(&s.rss_change_kib, kib_change));
+        }
+        row.push(fig_or_dash(&s.rss_anon_peak_kib, width, kib));
+        row.push(fig_or_dash(&s.rss_file_peak_kib, width, kib));
+        if wide {
+            row.push(spread(&s.minor_faults, |x| x.to_string()));
+        }
+        row.push(fig(&s.major_faults, width, |x| x.to_string()));
+        if wide {
+            row.push(spread(&s.voluntary_switches, |x| x.to_string()));
+        }
+        row.extend([
+            fig(&s.involuntary_switches, width, |x| x.to_string()),
+            fig_or_dash(&s.lag_p99_us, width, micros),
+            fig_or_dash(&s.lag_max_us, width, micros),
         ]);
+        t.row(row);
     }
     let _ = writeln!(
         out,
@@ -264,25 +361,66 @@ fn comparison(r: &BenchReport, out: &mut String) {
     out.push('\n');
 }
 
-fn notes(r: &BenchReport, out: &mut String) {
+fn notes(r: &BenchReport, width: Width, out: &mut String) {
     let _ = writeln!(
         out,
-        "-  absent: fewer than 100 samples beyond the quantile (p50 needs {}, p90 {}, p99 {}, p99.9 {} requests); never estimated",
-        P50.min_samples(),
+        "-  absent: fewer than 100 samples beyond the quantile, never estimated (p50 needs {},",
+        P50.min_samples()
+    );
+    let _ = writeln!(
+        out,
+        "   p90 {}, p99 {}, p99.9 {} requests)",
         P90.min_samples(),
         P99.min_samples(),
         P999.min_samples()
     );
     let _ = writeln!(
         out,
-        "OVERLOADED: requests were shed at the in-flight cap of {}; INVALID: see the JSON's invalid_reasons",
+        "OVERLOADED: requests were shed at the in-flight cap of {}; INVALID: see the JSON",
         r.settings.inflight
     );
+    let _ = writeln!(
+        out,
+        "DISTURBED: the machine may have set the figures (lag p99 > {} × p50, a suspend,",
+        r.settings.lag_bound()
+    );
+    let _ = writeln!(
+        out,
+        "   load above the cores); the JSON's disturbed_reasons say which"
+    );
+    for s in r.summary.iter().filter(|s| s.disturbed) {
+        let reasons: Vec<&str> = r
+            .engines
+            .iter()
+            .flat_map(|e| &e.rungs)
+            .filter(|x| x.engine == s.engine && x.rung == s.rung && x.disturbed)
+            .flat_map(|x| x.disturbed_reasons.iter().map(String::as_str))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            fit(format!(
+                "   {} at {}/s: {}",
+                s.engine,
+                rate(s.offered_rate),
+                reasons.join("; ")
+            ))
+        );
+    }
     if r.settings.repeat > 1 {
         let _ = writeln!(
             out,
-            "a [b–c]: median a, min b and max c over {} repetitions",
-            r.settings.repeat
+            "{}",
+            match width {
+                Width::Wide => format!(
+                    "a [b–c]: median a, min b and max c over {} repetitions",
+                    r.settings.repeat
+                ),
+                Width::Narrow => format!(
+                    "medians over {} repetitions; --wide shows [min–max] and every column",
+                    r.settings.repeat
+                ),
+            }
         );
     }
 }

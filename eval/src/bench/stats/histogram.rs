@@ -91,6 +91,34 @@ impl LatencyHistogram {
         }
     }
 
+    /// The standard deviation of the recorded values, µs; `None` when empty.
+    pub fn stdev_micros(&self) -> Option<f64> {
+        (!self.is_empty()).then(|| self.h.stdev())
+    }
+
+    /// `(value µs, quantile reached, samples at or below)` at HdrHistogram's percentile
+    /// steps: `ticks` per halving of the distance to 100%, ending at the maximum (1.0).
+    pub fn quantile_steps(&self, ticks: u32) -> Vec<(u64, f64, u64)> {
+        let mut total = 0;
+        self.h
+            .iter_quantiles(ticks)
+            .map(|v| {
+                total += v.count_since_last_iteration();
+                (v.value_iterated_to(), v.quantile_iterated_to(), total)
+            })
+            .collect()
+    }
+
+    /// HdrHistogram's bucket count at this precision and range.
+    pub fn buckets(&self) -> u8 {
+        self.h.buckets()
+    }
+
+    /// Sub-buckets per bucket: the smallest power of two above `2 × 10^digits`.
+    pub fn sub_buckets(&self) -> u64 {
+        (2 * 10u64.pow(u32::from(Self::SIGNIFICANT_DIGITS))).next_power_of_two()
+    }
+
     /// How many samples exceed `us` (to the histogram's precision).
     pub fn count_above(&self, us: u64) -> u64 {
         self.h

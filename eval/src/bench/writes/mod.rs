@@ -43,11 +43,18 @@ pub const RATE_FRACTION: f64 = 0.25;
 /// table on stdout, writes the JSON if asked, and fails if a source index changed.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<WritesReport> {
     check_flags(args)?;
+    if let Some(p) = &args.json {
+        crate::bench::report::check_writable(p, "--json")?;
+    }
     let chosen = select(engines, &args.engines)?;
     let queries = QueryCycle::load(&args.queries, args.seed)?;
     let settings = settings(args, queries.len())?;
     let commit_threads = commit_threads(args, settings.cores);
     let scratch = args.scratch.clone().unwrap_or_else(default_scratch);
+    std::fs::create_dir_all(&scratch)
+        .with_context(|| format!("creating the scratch directory {}", scratch.display()))?;
+    // The copies are made in `scratch`: its filesystem is where commits are written.
+    let mut environment = crate::env::Environment::capture(&scratch.join("copy"));
 
     let mut sources: Vec<SourceCheck> = Vec::new();
     for f in &chosen {
@@ -128,7 +135,30 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         scratch: scratch.display().to_string(),
     };
 
+    // On disk after every trial, so that an interrupted run leaves every finished one.
+    let partial = |trials: &[TrialReport]| -> anyhow::Result<()> {
+        let Some(path) = &args.json else {
+            return Ok(());
+        };
+        let mut env = environment.clone();
+        env.finish();
+        let report = WritesReport {
+            format: WRITES_FORMAT,
+            tool: "heddle-eval bench --writes".to_string(),
+            mode: "open-loop writes".to_string(),
+            settings: settings.clone(),
+            writes: write_settings.clone(),
+            calibrations: calibrations.clone(),
+            sources: sources.clone(),
+            summary: summary::summarise(trials),
+            trials: trials.to_vec(),
+            environment: Some(env),
+            complete: false,
+        };
+        write_json(&report, path)
+    };
     let mut trials = Vec::new();
+    partial(&trials)?;
     for repetition in 0..settings.repeat {
         for &threads in &commit_threads {
             for factory in &chosen {
@@ -149,6 +179,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
                 report.repetition = repetition;
                 report.sequence = trials.len();
                 trials.push(report);
+                partial(&trials)?;
             }
         }
     }
@@ -156,6 +187,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
     for s in &mut sources {
         s.after = Some(Fingerprint::of(std::path::Path::new(&s.dir))?);
     }
+    environment.finish();
     let report = WritesReport {
         format: WRITES_FORMAT,
         tool: "heddle-eval bench --writes".to_string(),
@@ -166,6 +198,8 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         sources,
         summary: summary::summarise(&trials),
         trials,
+        environment: Some(environment),
+        complete: true,
     };
     print!("{}", table::render(&report));
     if let Some(path) = &args.json {
@@ -266,7 +300,7 @@ fn calibrate_all(
             args.calibration_samples,
             settings,
             queries,
-        ));
+        )?);
         drop(backend);
         drop(copy);
     }
@@ -368,14 +402,22 @@ pub fn default_scratch() -> PathBuf {
     std::env::temp_dir()
 }
 
-/// Writes the whole report as JSON, creating the file's directory.
+/// Writes the whole report as JSON, creating the file's directory and replacing the
+/// file atomically (a temporary file beside it, then a rename).
 pub fn write_json(report: &WritesReport, path: &std::path::Path) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let mut text = serde_json::to_string(report)?;
     text.push('\n');
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .map_or("writes".into(), |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
 }
 
 /// Reads a report written by [`write_json`].

@@ -6,6 +6,7 @@ use super::scratch::SourceCheck;
 use crate::bench::probe::{MemoryTrack, RusageDelta};
 use crate::bench::report::{Calibration, LagSummary, Settings, WarmupReport};
 use crate::bench::stats::{HistogramDump, LatencySummary, Spread};
+use crate::env::Environment;
 
 /// Bumped when a field changes meaning or disappears.
 pub const WRITES_FORMAT: u32 = 1;
@@ -29,6 +30,18 @@ pub struct WritesReport {
     pub trials: Vec<TrialReport>,
     /// Per engine and commit-thread count: each figure over the repetitions.
     pub summary: Vec<TrialSummary>,
+    /// Where and on what the run was measured; its storage and fsync cost are those of
+    /// the scratch directory, where the copies are written and committed to.
+    #[serde(default)]
+    pub environment: Option<Environment>,
+    /// False while the arm is under way (the file is rewritten after every trial).
+    #[serde(default = "finished")]
+    pub complete: bool,
+}
+
+/// Reports written before `complete` existed were written once, at the end.
+fn finished() -> bool {
+    true
 }
 
 /// How the writes were made.
@@ -106,6 +119,10 @@ pub struct TrialRun {
     /// machine, whether something else competed for the cores.
     pub load_start: Option<f64>,
     pub load_end: Option<f64>,
+    /// Other processes' CPU use while the reads ran, in cores (this process's readers
+    /// and writer excluded): above `Settings::others_bound` the trial was disturbed.
+    #[serde(default)]
+    pub others_cpu: Option<f64>,
 }
 
 /// One write: the batch added and committed, and what the committing thread saw after.

@@ -101,6 +101,11 @@ fn header(r: &WritesReport, out: &mut String) {
         threads.join(", ")
     );
     let _ = writeln!(out, "  each trial on a fresh copy made in {}", w.scratch);
+    if let Some(env) = &r.environment {
+        for line in crate::env::render::header(env) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     for c in &r.calibrations {
         let _ = writeln!(out, "{}", calibration_line(c));
     }

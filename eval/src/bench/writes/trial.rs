@@ -12,7 +12,7 @@ use crate::bench::backend::Backend;
 use crate::bench::loadgen::{
     LiveRung, Outcome, RequestTimes, Schedule, open_loop_origin, run_open_loop_from,
 };
-use crate::bench::probe::{Measured, load_average, measure};
+use crate::bench::probe::{CpuReading, Measured, load_average, measure};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::{LagSummary, Settings};
 use crate::bench::stats::{LatencyHistogram, LatencySummary, P99};
@@ -85,6 +85,7 @@ pub fn run_trial(
         first_write as f64 / 1e9
     );
     let load_start = load_average();
+    let cpu_start = CpuReading::now();
     let origin = open_loop_origin();
     let progress = || {
         let p = live.progress().line();
@@ -114,6 +115,7 @@ pub fn run_trial(
         memory,
         suspended,
     } = probes;
+    let others_cpu = CpuReading::now().others_since(&cpu_start);
     let load_end = load_average();
 
     let written: usize = commits.iter().map(|c| c.docs).sum();
@@ -149,6 +151,7 @@ pub fn run_trial(
         first_read_error: outcome.completions.first_error.clone(),
         load_start,
         load_end,
+        others_cpu,
     }
 }
 
