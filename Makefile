@@ -26,7 +26,7 @@ demo: build
 # Builds the demo index first if it is missing. Figures go to results/ (git-ignored).
 # Override e.g. BENCH_FLAGS="--rates 50,100,200 --samples 2000".
 BENCH_OUT ?= results/bench
-BENCH_FLAGS ?= --repeat 3
+BENCH_FLAGS ?= --repeat 3 --sequential 10000
 bench: build
 	@test -d $(DEMO_DIR)/index || bash scripts/demo.sh
 	$(RELEASE_BIN)/heddle-eval bench --index $(DEMO_DIR)/index \

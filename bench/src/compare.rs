@@ -25,8 +25,9 @@ use crate::engines::{
 };
 use crate::reference;
 use crate::report::{self, COMPARE_FORMAT, CompareReport, EngineFigures, Machine};
-use crate::sequential::{passes_for, run_sequential};
 use crate::workdir::{BuildKey, BuildRecord, CorpusFingerprint, Slot};
+use heddle_eval::bench::sequential::per_query::{self, PerQueryReport};
+use heddle_eval::bench::sequential::{SequentialReport, passes_for, run_sequential};
 
 /// Everything `heddle-eval bench` takes (but `--index`: each engine has its own index,
 /// built from `--corpus` under `--workdir`), and the comparison's own settings.
@@ -151,10 +152,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
             queries.len()
         );
         let reports = run_sequential(&refs, &queries, passes, args.bench.k);
-        print!("{}", render_sequential(&reports));
+        println!("{}", heddle_eval::bench::sequential::render(&reports));
         per_query = per_query_report(&reports, &queries, passes, &built)?;
         if let Some(r) = &per_query {
-            println!("{}", crate::per_query::render(r));
+            println!("{}", per_query::render(r));
         }
         reports.into_iter().map(Some).collect()
     } else {
@@ -538,11 +539,11 @@ fn explain_by_length_code(
 /// documents its terms are in (heddle's index and analyzer say which: both engines index
 /// the same tokens). `None` unless both engines ran.
 fn per_query_report(
-    reports: &[crate::sequential::SequentialReport],
+    reports: &[SequentialReport],
     queries: &QueryCycle,
     passes: u64,
     built: &[(Engine, BuildStats, bool, PathBuf)],
-) -> anyhow::Result<Option<crate::per_query::PerQueryReport>> {
+) -> anyhow::Result<Option<PerQueryReport>> {
     let find = |name: &str| reports.iter().find(|r| r.engine == name);
     let (Some(h), Some(t)) = (find("heddle"), find("tantivy")) else {
         return Ok(None);
@@ -572,45 +573,14 @@ fn per_query_report(
         }
         share_of.insert(q, shares);
     }
-    let shares = |q: &str| -> Vec<f64> { share_of.get(q).cloned().unwrap_or_default() };
-    Ok(crate::per_query::report(
-        ("heddle", "tantivy"),
+    let shares = |q: &str| -> Option<Vec<f64>> { share_of.get(q).cloned() };
+    Ok(per_query::report(
+        &["heddle", "tantivy"],
         passes,
         &texts,
-        &h.per_query_median_us,
-        &t.per_query_median_us,
+        &[&h.per_query_median_us, &t.per_query_median_us],
         &shares,
     ))
-}
-
-fn render_sequential(reports: &[crate::sequential::SequentialReport]) -> String {
-    use heddle_eval::bench::report::format::{micros, micros_or_dash};
-    let mut out = String::new();
-    for r in reports {
-        out.push_str(&format!(
-            "sequential {}: {} passes × {} queries, p50 {}, p90 {}, p99 {}, max {}; pass means {}{}\n",
-            r.engine,
-            r.passes,
-            r.queries_per_pass,
-            micros_or_dash(r.latency_us.p50),
-            micros_or_dash(r.latency_us.p90),
-            micros_or_dash(r.latency_us.p99),
-            micros_or_dash(r.latency_us.max),
-            r.pass_mean_us.map_or("-".to_string(), |s| format!(
-                "{} [{}–{}]",
-                micros(s.median.round() as u64),
-                micros(s.min.round() as u64),
-                micros(s.max.round() as u64)
-            )),
-            if r.errors > 0 {
-                format!(", {} FAILED", r.errors)
-            } else {
-                String::new()
-            }
-        ));
-    }
-    out.push('\n');
-    out
 }
 
 /// The memory rung's rate: the fastest rung where no engine shed (it stresses memory

@@ -13,8 +13,8 @@
 //! - [`workdir`]: indexes kept and reused while corpus and settings are unchanged;
 //! - [`agreement`]: both engines' top 10 compared before anything is timed, with
 //!   [`reference`], a BM25 of our own that reproduces each engine's scores;
-//! - [`sequential`]: the closed-loop pass, engines alternating pass by pass, and
-//!   [`per_query`]: its figures query by query (ratios, worst queries, query classes);
+//! - the closed-loop sequential pass and its figures query by query are the
+//!   instrument's (`heddle_eval::bench::sequential`), run here with both engines;
 //! - [`child`]: builds and memory rungs in processes of their own (peak RSS per engine);
 //! - [`compare`]: the `bench` command that runs all of it; [`report`]: the ratio table
 //!   and each engine's highest rate held.
@@ -24,9 +24,7 @@ pub mod analysis;
 pub mod child;
 pub mod compare;
 pub mod engines;
-pub mod per_query;
 pub mod reference;
 pub mod report;
-pub mod sequential;
 pub mod tokenizer;
 pub mod workdir;

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::agreement::AgreementReport;
 use crate::child::ServeRss;
 use crate::engines::BuildStats;
-use crate::sequential::SequentialReport;
+use heddle_eval::bench::sequential::SequentialReport;
 
 mod held;
 pub use held::{
@@ -28,7 +28,7 @@ pub use held::{
 };
 
 /// Bumped when a field changes meaning or disappears.
-pub const COMPARE_FORMAT: u32 = 1;
+pub const COMPARE_FORMAT: u32 = 2;
 
 /// The machine a run measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -170,7 +170,7 @@ pub struct CompareReport {
     /// The sequential pass query by query: ratio distribution, worst queries, classes
     /// (absent from runs before it, and when the pass did not run).
     #[serde(default)]
-    pub per_query: Option<crate::per_query::PerQueryReport>,
+    pub per_query: Option<heddle_eval::bench::sequential::per_query::PerQueryReport>,
     /// Where and on what the run was measured: build, machine, the workdir's storage
     /// and fsync cost, load (absent from runs before it).
     #[serde(default)]
@@ -468,11 +468,19 @@ pub fn render_ratios(report: &CompareReport) -> String {
     out
 }
 
-/// Reads one run's JSON.
+/// Reads one run's JSON. Format 1's per-query section had two engines' fields by
+/// name; it is left out of an older run rather than misread (nothing combines it).
 pub fn read(path: &Path) -> anyhow::Result<CompareReport> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    let mut json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    if json.get("format").and_then(serde_json::Value::as_u64) < Some(2)
+        && let Some(object) = json.as_object_mut()
+    {
+        object.remove("per_query");
+    }
+    serde_json::from_value(json).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// Writes one run's JSON.

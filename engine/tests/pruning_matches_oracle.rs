@@ -398,7 +398,7 @@ fn a_non_essential_lists_later_blocks_count_within_a_range() {
     }
     for i in 0..4096 {
         let text = if i == 1600 {
-            format!("rare rare rare {}", vec!["common"; 8].join(" "))
+            format!("rare rare rare {}", ["common"; 8].join(" "))
         } else {
             let mut words = vec![filler(18)];
             if i % 2 == 0 {

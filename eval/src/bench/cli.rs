@@ -1,6 +1,7 @@
 //! The `bench` command line as a library: [`BenchArgs`] and [`run`], so that another
 //! binary can register more engines behind the same flags.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +18,8 @@ use super::report::{
     BenchReport, EngineRun, FORMAT_VERSION, LadderPlan, RungReport, Settings, WarmupReport, Width,
     check_directory, check_writable, render_svg, render_table_as, summarise, write_json,
 };
+use super::sequential::per_query::{self, PerQueryReport};
+use super::sequential::{SequentialReport, passes_for, run_sequential};
 use crate::env::Environment;
 
 /// `heddle-eval bench`: an open-loop ladder of query rates. Request `i` of a rung is due
@@ -128,6 +131,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub wide: bool,
 
+    /// Before the ladder, a sequential pass of this many queries per engine (whole
+    /// passes over the query set, engines alternating pass by pass; 10,000 makes its
+    /// p99 reportable), reported query by query: the slowest queries (with two engines,
+    /// the highest ratios) and each query class's p50 and p99 [default: none].
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub sequential: u64,
+
     /// The writes arm instead of the ladder: on a fresh copy of the index, open-loop
     /// reads at one rate while a writer adds documents and commits; reads due during a
     /// commit are reported apart from the rest (docs/PERF.md, "The writes arm").
@@ -174,6 +184,12 @@ pub fn default_engines() -> Vec<Box<dyn BackendFactory>> {
 /// on stdout and writes the JSON and SVG if asked. Progress goes to stderr.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<BenchReport> {
     let report = measure(args, engines)?;
+    if !report.sequential.is_empty() {
+        println!("{}", super::sequential::render(&report.sequential));
+    }
+    if let Some(r) = &report.per_query {
+        println!("{}", super::sequential::per_query::render(r));
+    }
     print!(
         "{}",
         render_table_as(
@@ -235,6 +251,12 @@ pub fn measure(
         warmups.push(w);
     }
 
+    let (sequential, per_query) = if args.sequential > 0 {
+        sequential_pass(args, &opened, &queries, settings.k)?
+    } else {
+        (Vec::new(), None)
+    };
+
     let plan = if args.rates.is_empty() {
         let mut calibrations = Vec::new();
         for ((name, backend, _), w) in opened.iter().zip(&warmups) {
@@ -265,6 +287,8 @@ pub fn measure(
         opened: opened.iter().map(|(n, _, s)| (n.clone(), *s)).collect(),
         warmups: &warmups,
         environment: &environment,
+        sequential: &sequential,
+        per_query: per_query.as_ref(),
     };
     // On disk before the first rung and after every rung, so that an interrupted run
     // (SIGINT, a crash) leaves every finished rung, marked incomplete.
@@ -311,6 +335,57 @@ pub fn measure(
     Ok(report)
 }
 
+/// The sequential pass over every opened engine and its per-query report: with two
+/// engines, ratios are the other engine's over the `--baseline` one's (the second's
+/// if none is named); query classes come from the first engine that can say what its
+/// terms' document frequencies are.
+fn sequential_pass(
+    args: &BenchArgs,
+    opened: &[(String, Arc<dyn Backend>, f64)],
+    queries: &QueryCycle,
+    k: usize,
+) -> anyhow::Result<(Vec<SequentialReport>, Option<PerQueryReport>)> {
+    let mut order: Vec<&(String, Arc<dyn Backend>, f64)> = opened.iter().collect();
+    if let (Some(base), 2) = (&args.baseline, order.len())
+        && order[0].0 == *base
+    {
+        order.swap(0, 1);
+    }
+    let engines: Vec<(&str, &dyn Backend)> =
+        order.iter().map(|(n, b, _)| (n.as_str(), &**b)).collect();
+    let passes = passes_for(args.sequential, queries.len());
+    eprintln!(
+        "bench: sequential pass: {passes} passes of {} queries per engine, alternating",
+        queries.len()
+    );
+    let reports = run_sequential(&engines, queries, passes, k);
+    // The pass asks query i of the cycle i-th in every pass.
+    let texts: Vec<String> = (0..queries.len() as u64)
+        .map(|i| queries.get(i).to_string())
+        .collect();
+    let mut shares: HashMap<&str, Vec<f64>> = HashMap::new();
+    if let Some(source) = engines
+        .iter()
+        .map(|(_, b)| *b)
+        .find(|b| matches!(b.term_shares(""), Ok(Some(_))))
+    {
+        for q in &texts {
+            if let Some(s) = source.term_shares(q)? {
+                shares.insert(q, s);
+            }
+        }
+    }
+    let names: Vec<&str> = engines.iter().map(|(n, _)| *n).collect();
+    let medians: Vec<&[Option<f64>]> = reports
+        .iter()
+        .map(|r| r.per_query_median_us.as_slice())
+        .collect();
+    let per_query = per_query::report(&names, passes, &texts, &medians, &|q| {
+        shares.get(q).cloned()
+    });
+    Ok((reports, per_query))
+}
+
 /// Everything a report holds but the rungs, to write it after each rung and at the end.
 struct Partial<'a> {
     settings: &'a Settings,
@@ -318,6 +393,8 @@ struct Partial<'a> {
     opened: Vec<(String, f64)>,
     warmups: &'a [WarmupReport],
     environment: &'a Environment,
+    sequential: &'a [SequentialReport],
+    per_query: Option<&'a PerQueryReport>,
 }
 
 impl Partial<'_> {
@@ -346,6 +423,8 @@ impl Partial<'_> {
             summary: summarise(&all),
             environment: Some(environment),
             complete,
+            sequential: self.sequential.to_vec(),
+            per_query: self.per_query.cloned(),
         }
     }
 

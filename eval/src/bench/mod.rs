@@ -4,8 +4,10 @@
 //! into [`stats`] while [`probe`] watches the process; [`ladder`] decides the rates and
 //! runs the rungs; [`report`] prints the table and writes the JSON and the SVG. The
 //! second arm, [`writes`] (`--writes`), reads at one rate while a writer commits, and
-//! reports the reads due during a commit apart from the rest. The rules the figures
-//! obey, and how each is tested, are in docs/PERF.md.
+//! reports the reads due during a commit apart from the rest. Before the ladder,
+//! [`sequential`] (`--sequential N`) times queries one after another and reports them
+//! query by query. The rules the figures obey, and how each is tested, are in
+//! docs/PERF.md.
 
 pub mod backend;
 pub(crate) mod cli;
@@ -14,6 +16,7 @@ pub mod loadgen;
 pub mod probe;
 pub mod queries;
 pub mod report;
+pub mod sequential;
 pub mod stats;
 pub mod writes;
 

@@ -74,6 +74,21 @@ impl Backend for HeddleBackend {
         Ok(hits.into_iter().map(|h| h.id).collect())
     }
 
+    /// The flat field's document frequencies over the live documents of this moment's
+    /// snapshot, for the index's own analysis of the query.
+    fn term_shares(&self, query: &str) -> anyhow::Result<Option<Vec<f64>>> {
+        let searcher = self.index.searcher();
+        let docs = searcher.num_docs().max(1) as f64;
+        let mut terms = self.index.analyzer().tokens(query);
+        terms.sort();
+        terms.dedup();
+        let mut shares = Vec::with_capacity(terms.len());
+        for t in &terms {
+            shares.push(searcher.doc_freq(heddle::Field::Flat, t)? as f64 / docs);
+        }
+        Ok(Some(shares))
+    }
+
     /// Buffers the documents (a copy each). A rejected document (duplicate id, too
     /// large) drops the whole buffer, so that a failed batch leaves nothing behind.
     fn add_documents(&self, docs: &[heddle::Document]) -> anyhow::Result<()> {

@@ -17,6 +17,14 @@ pub trait Backend: Send + Sync {
     /// Query analysis belongs to the call: it is part of the latency being measured.
     fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<String>>;
 
+    /// The share of the documents that hold each distinct term of `query`, as this
+    /// engine analyses it; `None` if the engine cannot say. Classes queries in the
+    /// sequential pass's per-query report (frequent, rare), outside any timing.
+    fn term_shares(&self, query: &str) -> anyhow::Result<Option<Vec<f64>>> {
+        let _ = query;
+        Ok(None)
+    }
+
     /// Adds documents (the writes arm). Engines that cannot write return [`Unsupported`].
     fn add_documents(&self, docs: &[::heddle::Document]) -> anyhow::Result<()> {
         let _ = docs;

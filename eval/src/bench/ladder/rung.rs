@@ -53,7 +53,9 @@ pub fn run_rung(
         || eprintln!("bench: {}", progress_line(spec, &live.progress())),
         || run_open_loop(backend, &schedule, queries, settings.k, &live),
     );
-    let others_cpu = CpuReading::now().others_since(&cpu_start);
+    let cpu_end = CpuReading::now();
+    let others_cpu = cpu_end.others_since(&cpu_start);
+    let steal_cpu = cpu_end.steal_since(&cpu_start);
     let load_end = load_average();
     let mut report = rung_report(
         spec,
@@ -65,6 +67,7 @@ pub fn run_rung(
     report.load_start = load_start;
     report.load_end = load_end;
     report.others_cpu = others_cpu;
+    report.steal_cpu = steal_cpu;
     mark_disturbed(&mut report, &outcome, spec.calibration, settings);
     eprintln!(
         "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}{}",
@@ -169,6 +172,7 @@ pub(crate) fn rung_report(
         load_start: None,
         load_end: None,
         others_cpu: None,
+        steal_cpu: None,
         disturbed: false,
         disturbed_reasons: Vec::new(),
         histograms: RungHistograms {

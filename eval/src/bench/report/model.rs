@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::loadgen::Arrivals;
 use crate::bench::probe::{MemoryTrack, RusageDelta};
+use crate::bench::sequential::SequentialReport;
+use crate::bench::sequential::per_query::PerQueryReport;
 use crate::bench::stats::{HistogramDump, LatencySummary, Spread};
 use crate::env::Environment;
 
@@ -30,6 +32,12 @@ pub struct BenchReport {
     /// run that was interrupted leaves every finished rung, marked incomplete.
     #[serde(default = "finished")]
     pub complete: bool,
+    /// The sequential pass (`--sequential`), one per engine; empty without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sequential: Vec<SequentialReport>,
+    /// The sequential pass query by query: worst queries and query classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_query: Option<PerQueryReport>,
 }
 
 /// Reports written before `complete` existed were written once, at the end.
@@ -202,6 +210,10 @@ pub struct RungReport {
     /// Other processes' CPU use during the rung, in cores (what disturbs it).
     #[serde(default)]
     pub others_cpu: Option<f64>,
+    /// Time the hypervisor took from the machine during the rung, in cores (recorded,
+    /// not a disturbance: on these VMs it is a share of whatever the VM runs).
+    #[serde(default)]
+    pub steal_cpu: Option<f64>,
     /// The machine may have set the figures (docs/PERF.md, rule 8): see
     /// `disturbed_reasons`. Unlike an invalid rung, its figures stand as measured.
     #[serde(default)]

@@ -123,6 +123,9 @@ pub struct TrialRun {
     /// and writer excluded): above `Settings::others_bound` the trial was disturbed.
     #[serde(default)]
     pub others_cpu: Option<f64>,
+    /// Time the hypervisor took from the machine while the reads ran, in cores.
+    #[serde(default)]
+    pub steal_cpu: Option<f64>,
 }
 
 /// One write: the batch added and committed, and what the committing thread saw after.

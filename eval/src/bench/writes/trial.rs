@@ -115,7 +115,9 @@ pub fn run_trial(
         memory,
         suspended,
     } = probes;
-    let others_cpu = CpuReading::now().others_since(&cpu_start);
+    let cpu_end = CpuReading::now();
+    let others_cpu = cpu_end.others_since(&cpu_start);
+    let steal_cpu = cpu_end.steal_since(&cpu_start);
     let load_end = load_average();
 
     let written: usize = commits.iter().map(|c| c.docs).sum();
@@ -152,6 +154,7 @@ pub fn run_trial(
         load_start,
         load_end,
         others_cpu,
+        steal_cpu,
     }
 }
 

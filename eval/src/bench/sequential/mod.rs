@@ -6,14 +6,18 @@
 //! figure most benchmarks quote. It is not a load measurement (the open-loop ladder is);
 //! it is reported beside it because it is the easiest to compare with other work. The
 //! latencies go into the instrument's histograms, so quantiles obey the same rule: each
-//! is printed only with 100 samples beyond it.
+//! is printed only with 100 samples beyond it. [`per_query`] digests it query by query.
+
+pub mod per_query;
 
 use std::time::{Duration, Instant};
 
-use heddle_eval::bench::Backend;
-use heddle_eval::bench::queries::QueryCycle;
-use heddle_eval::bench::stats::{LatencyHistogram, LatencySummary, Spread, spread};
 use serde::{Deserialize, Serialize};
+
+use crate::bench::Backend;
+use crate::bench::queries::QueryCycle;
+use crate::bench::report::format::{micros, micros_or_dash};
+use crate::bench::stats::{LatencyHistogram, LatencySummary, Spread, spread};
 
 /// One engine's sequential figures.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -87,12 +91,38 @@ pub fn run_sequential(
             errors: errors[e],
             latency_us: LatencySummary::of(&hist[e]),
             pass_mean_us: spread(&means[e]),
-            per_query_median_us: per_query[e]
-                .iter()
-                .map(|v| crate::per_query::median(v))
-                .collect(),
+            per_query_median_us: per_query[e].iter().map(|v| per_query::median(v)).collect(),
         })
         .collect()
+}
+
+/// One line per engine: its passes, quantiles and the drift of its pass means.
+pub fn render(reports: &[SequentialReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        out.push_str(&format!(
+            "sequential {}: {} passes × {} queries, p50 {}, p90 {}, p99 {}, max {}; pass means {}{}\n",
+            r.engine,
+            r.passes,
+            r.queries_per_pass,
+            micros_or_dash(r.latency_us.p50),
+            micros_or_dash(r.latency_us.p90),
+            micros_or_dash(r.latency_us.p99),
+            micros_or_dash(r.latency_us.max),
+            r.pass_mean_us.map_or("-".to_string(), |s| format!(
+                "{} [{}–{}]",
+                micros(s.median.round() as u64),
+                micros(s.min.round() as u64),
+                micros(s.max.round() as u64)
+            )),
+            if r.errors > 0 {
+                format!(", {} FAILED", r.errors)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
