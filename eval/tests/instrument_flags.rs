@@ -102,6 +102,43 @@ fn a_disturbed_calibration_is_refused_not_used() {
     );
 }
 
+/// A lagging dispatcher delays requests, not the work on them: a calibration whose only
+/// disturbance is the lag is flagged but used (its service time stands), not retried or
+/// refused. On this project's VMs the lag p99 exceeds the p50 at every rate.
+#[test]
+fn a_lagging_dispatcher_alone_does_not_refuse_a_calibration() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = args(
+        dir.path(),
+        &[
+            "--warmup",
+            "0",
+            "--calibration-samples",
+            "200",
+            "--fractions",
+            "0.2",
+            "--samples",
+            "200",
+        ],
+    );
+    // Any lag at all counts: every rung is disturbed by it.
+    a.max_lag_ratio = Some(1e-9);
+    let report = run(&a, &engine("steady", ServiceModel::constant(2 * MS))).unwrap();
+    let c = &report.ladder.calibrations[0];
+    assert_eq!(c.attempts.len(), 1, "not run again for the lag");
+    let rung = &c.attempts[0].rung;
+    assert!(
+        rung.disturbed
+            && rung
+                .disturbed_reasons
+                .iter()
+                .all(|r| r.contains("dispatcher lag")),
+        "{:?}",
+        rung.disturbed_reasons
+    );
+    assert!(!report.ladder.rates.is_empty());
+}
+
 #[test]
 fn a_calibration_disturbed_once_is_run_again_and_only_the_clean_attempt_counts() {
     let dir = tempfile::tempdir().unwrap();

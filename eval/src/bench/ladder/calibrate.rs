@@ -7,7 +7,7 @@ use super::plan::{
     CALIBRATION_MAX_ATTEMPTS, CALIBRATION_UTILISATION, MAX_CALIBRATION_UTILISATION,
     MAX_DISTURBED_ATTEMPTS, round_rate, servers,
 };
-use super::rung::{RungSpec, run_rung};
+use super::rung::{RungSpec, run_rung, service_disturbances};
 use crate::bench::backend::Backend;
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::{Calibration, CalibrationAttempt, Settings};
@@ -27,10 +27,11 @@ const MAX_SECS: f64 = 30.0;
 /// busier than [`MAX_CALIBRATION_UTILISATION`], it is repeated at a rate from its own
 /// measurement.
 ///
-/// A disturbed rung (shed requests, a lagging dispatcher, a suspend, a load above the
-/// cores: [`disturbances`](crate::bench::probe::disturbances)) is never used: it is
-/// run again, up to [`MAX_DISTURBED_ATTEMPTS`] times, and then the calibration is
-/// refused with an error that says why.
+/// A rung disturbed in its service time (shed requests, a suspend, other processes
+/// over their bound: [`service_disturbances`]) is never used: it is run again, up to
+/// [`MAX_DISTURBED_ATTEMPTS`] times, and then the calibration is refused with an error
+/// that says why. A lagging dispatcher delays requests, not the work on them, so it
+/// leaves the measured service time standing.
 pub fn calibrate(
     backend: &dyn Backend,
     engine: &str,
@@ -61,8 +62,11 @@ pub fn calibrate(
         let rung = run_rung(backend, &spec, settings, queries);
         let mean_us = rung.service_us.mean.unwrap_or(guess_us).max(1.0);
         let utilisation = rate * (mean_us / 1e6) / servers as f64;
-        let was_disturbed = rung.disturbed;
-        let reasons = rung.disturbed_reasons.join("; ");
+        // What bears on the service time; a lagging dispatcher alone still marks the
+        // rung disturbed in the report, but its service time stands.
+        let service = service_disturbances(&rung, settings);
+        let was_disturbed = !service.is_empty();
+        let reasons = service.join("; ");
         attempts.push(CalibrationAttempt {
             rate,
             mean_service_us: mean_us,

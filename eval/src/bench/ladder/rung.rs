@@ -113,6 +113,24 @@ pub(crate) fn mark_disturbed(
     report.disturbed = !report.disturbed_reasons.is_empty();
 }
 
+/// The disturbances that bear on a calibration rung's one figure, the service time (a
+/// worker's time per request): other processes' CPU, a suspend, a shed request. The
+/// dispatcher's lag is charged to latency, not to service, so it is left out: on this
+/// project's VMs the hypervisor's steal puts the lag p99 above the p50 at every rate,
+/// and refusing on it refused every calibration (docs/PERF.md, rule 8).
+pub(crate) fn service_disturbances(report: &RungReport, settings: &Settings) -> Vec<String> {
+    disturbances(&Signals {
+        lag_p99_us: None,
+        latency_p50_us: None,
+        max_lag_ratio: settings.lag_bound(),
+        suspended: report.suspended_secs.map(Duration::from_secs_f64),
+        others_cpu: report.others_cpu,
+        max_others_cpu: settings.others_bound(),
+        shed: report.shed,
+        calibration: true,
+    })
+}
+
 /// `heddle rung 2/6 rep 1/1 @ 100/s: 1234/2000 done, p50 1.2ms, p99 -, shed 0`
 fn progress_line(spec: &RungSpec<'_>, p: &Progress) -> String {
     format!(
