@@ -652,6 +652,7 @@ mod tests {
         EngineHold {
             engine: engine.to_string(),
             low_p50_us: Some(100),
+            p99_bound_us: Some(1_000),
             held: rate.map(|rate| HeldRung {
                 rung: 0,
                 rate,

@@ -3,10 +3,16 @@
 //! flat, every request accounted for) rather than collapsed.
 //!
 //! Held: in every repetition the rung shed at most [`MAX_SHED_FRACTION`] of its
-//! requests, it is valid, and its p99 is at most [`P99_OVER_LOW_P50`] times the engine's
-//! own p50 at the ladder's lowest rung (each the median over repetitions). The held rate
-//! is the highest such rung's offered rate; it is also found repetition by repetition,
-//! and reported with its spread over them.
+//! requests, it is valid, and its p99 is at most [`P99_OVER_LOW_P50`] times the p50 at
+//! the ladder's lowest rung (each the median over repetitions) — the *slower* engine's
+//! p50 when several engines ran, so that every engine is held to one latency bound. The
+//! held rate is the highest such rung's offered rate; it is also found repetition by
+//! repetition, and reported with its spread over them.
+//!
+//! One bound for all: with each engine's own p50, the faster engine had the tighter
+//! bound and was "held" at a lower rate while faster at every rung, p50 and p99 (GCIDE,
+//! issue 14: heddle 0.6–0.7× tantivy at ¼ and ½ C, yet holding no rung against
+//! tantivy's ¼ C, in two runs of three).
 //!
 //! Under twice that rate: at the first rung offering at least twice the held rate, the
 //! peak RSS sampled while the engine ran that rung is at most [`RSS_GROWTH_LIMIT`] times
@@ -44,7 +50,8 @@ pub const RSS_GROWTH_LIMIT: f64 = 1.10;
 const RATE_TOLERANCE: f64 = 0.01;
 
 /// The ratio row's label (and the heading of its lines).
-pub const HELD_LABEL: &str = "highest rate held (shed ≤ 0.1%, p99 ≤ 10× own low-rate p50)";
+pub const HELD_LABEL: &str =
+    "highest rate held (shed ≤ 0.1%, p99 ≤ 10× the slower engine's low-rate p50)";
 
 /// The heading of the degradation lines.
 pub const OVERLOAD_LABEL: &str = "under twice the rate held (degrade, not collapse: RSS ≤ 1.10× its peak at or below the held rate; offered = completed + shed + failed)";
@@ -60,6 +67,10 @@ pub struct EngineHold {
     pub held: Option<HeldRung>,
     /// What happened under twice the held rate; absent when no rung was held.
     pub overload: Option<Overload>,
+    /// The p99 bound a held rung kept: [`P99_OVER_LOW_P50`] × the largest `low_p50_us`
+    /// of the engines compared (absent: none had a low-rate p50).
+    #[serde(default)]
+    pub p99_bound_us: Option<u64>,
     /// The held rate found in each repetition alone (absent: none held in it), and
     /// its spread over the repetitions that held one.
     #[serde(default)]
@@ -175,10 +186,14 @@ pub fn holds(l: &BenchReport) -> Vec<EngineHold> {
         }
     }
     let fraction = |i: usize| fraction_of_c(l, i);
+    let rungs_of = |name: &str| -> Vec<&RungSummary> {
+        l.summary.iter().filter(|s| s.engine == name).collect()
+    };
+    let bound = common_bound(&names.iter().map(|n| rungs_of(n)).collect::<Vec<_>>());
     names
         .into_iter()
         .map(|name| {
-            let rungs: Vec<&RungSummary> = l.summary.iter().filter(|s| s.engine == name).collect();
+            let rungs = rungs_of(name);
             let counts = |i: usize| {
                 let mut total = Accounting::default();
                 for r in l.engines.iter().filter(|e| e.name == name) {
@@ -188,8 +203,8 @@ pub fn holds(l: &BenchReport) -> Vec<EngineHold> {
                 }
                 total
             };
-            let mut h = hold(name, &rungs, fraction, counts);
-            h.per_repetition = per_repetition(l, name);
+            let mut h = hold(name, &rungs, fraction, counts, bound);
+            h.per_repetition = per_repetition(l, name, bound);
             let held: Vec<f64> = h.per_repetition.iter().flatten().copied().collect();
             h.rate_spread = spread(&held);
             h
@@ -197,8 +212,18 @@ pub fn holds(l: &BenchReport) -> Vec<EngineHold> {
         .collect()
 }
 
+/// One p99 bound for every engine: [`P99_OVER_LOW_P50`] × the slowest low-rate p50 of
+/// the engines (each given by its rung summaries).
+pub fn common_bound(engines: &[Vec<&RungSummary>]) -> Option<u64> {
+    engines
+        .iter()
+        .filter_map(|rungs| held_rung(rungs, None).0)
+        .max()
+        .map(|p50| P99_OVER_LOW_P50.saturating_mul(p50))
+}
+
 /// The held rate of each repetition on its own (the same rule on that repetition's rungs).
-fn per_repetition(l: &BenchReport, name: &str) -> Vec<Option<f64>> {
+fn per_repetition(l: &BenchReport, name: &str, bound: Option<u64>) -> Vec<Option<f64>> {
     let mine: Vec<&RungReport> = l
         .engines
         .iter()
@@ -214,7 +239,7 @@ fn per_repetition(l: &BenchReport, name: &str) -> Vec<Option<f64>> {
                 .map(|r| (*r).clone())
                 .collect();
             let summaries = summarise(&rungs);
-            held_rung(&summaries.iter().collect::<Vec<_>>())
+            held_rung(&summaries.iter().collect::<Vec<_>>(), bound)
                 .1
                 .map(|h| h.rate)
         })
@@ -222,14 +247,17 @@ fn per_repetition(l: &BenchReport, name: &str) -> Vec<Option<f64>> {
 }
 
 /// Both checks for one engine, from its rung summaries (any order); `fraction` gives a
-/// rung's fraction of C and `counts` its requests over repetitions.
+/// rung's fraction of C, `counts` its requests over repetitions and `bound` the p99 a
+/// held rung keeps (`None`: [`P99_OVER_LOW_P50`] × this engine's own low-rate p50).
 pub fn hold(
     engine: &str,
     rungs: &[&RungSummary],
     fraction: impl Fn(usize) -> Option<f64>,
     counts: impl Fn(usize) -> Accounting,
+    bound: Option<u64>,
 ) -> EngineHold {
-    let (low_p50_us, held) = held_rung(rungs);
+    let (low_p50_us, held) = held_rung(rungs, bound);
+    let p99_bound_us = bound.or(low_p50_us.map(|p| P99_OVER_LOW_P50.saturating_mul(p)));
     let held = held.map(|h| HeldRung {
         fraction: fraction(h.rung),
         ..h
@@ -244,6 +272,7 @@ pub fn hold(
     EngineHold {
         engine: engine.to_string(),
         low_p50_us,
+        p99_bound_us,
         held,
         overload,
         per_repetition: Vec::new(),
@@ -253,8 +282,8 @@ pub fn hold(
 
 /// The held-rate rule: the engine's p50 at the ladder's lowest rung, and the highest
 /// rung that shed at most [`MAX_SHED_FRACTION`] of its requests in every repetition, was
-/// valid and kept p99 ≤ [`P99_OVER_LOW_P50`] × that p50.
-pub fn held_rung(rungs: &[&RungSummary]) -> (Option<u64>, Option<HeldRung>) {
+/// valid and kept p99 ≤ `bound` (`None`: [`P99_OVER_LOW_P50`] × that p50).
+pub fn held_rung(rungs: &[&RungSummary], bound: Option<u64>) -> (Option<u64>, Option<HeldRung>) {
     let by_rate = |a: &&&RungSummary, b: &&&RungSummary| a.offered_rate.total_cmp(&b.offered_rate);
     let Some(lowest) = rungs.iter().min_by(by_rate) else {
         return (None, None);
@@ -262,6 +291,7 @@ pub fn held_rung(rungs: &[&RungSummary]) -> (Option<u64>, Option<HeldRung>) {
     let Some(low_p50) = lowest.p50_us.map(|s| s.median) else {
         return (None, None);
     };
+    let bound = bound.unwrap_or(P99_OVER_LOW_P50.saturating_mul(low_p50));
     let top_rate = rungs
         .iter()
         .map(|s| s.offered_rate)
@@ -269,10 +299,7 @@ pub fn held_rung(rungs: &[&RungSummary]) -> (Option<u64>, Option<HeldRung>) {
     let held = rungs
         .iter()
         .filter(|s| s.valid && sheds_within_bound(s))
-        .filter(|s| {
-            s.p99_us
-                .is_some_and(|p| p.median <= P99_OVER_LOW_P50.saturating_mul(low_p50))
-        })
+        .filter(|s| s.p99_us.is_some_and(|p| p.median <= bound))
         .max_by(by_rate)
         .map(|s| HeldRung {
             rung: s.rung,
@@ -367,14 +394,15 @@ pub fn render(holds: &[EngineHold]) -> String {
     let width = holds.iter().map(|h| h.engine.len()).max().unwrap_or(0);
     let _ = writeln!(out, "\n{HELD_LABEL}:");
     for h in holds {
+        let bound = h.p99_bound_us.map_or("-".to_string(), micros);
         let line = match (&h.held, h.low_p50_us) {
             (_, None) => "no p50 at the lowest rung: no rung can be held".to_string(),
             (None, Some(p50)) => format!(
-                "holds no rung: none shed nothing, was valid and had a reportable p99 ≤ {P99_OVER_LOW_P50} × {}",
+                "holds no rung: none shed at most 0.1%, was valid and had a reportable p99 ≤ {bound} (own low-rate p50 {})",
                 micros(p50)
             ),
             (Some(r), Some(p50)) => format!(
-                "{}: p99 {} ≤ {P99_OVER_LOW_P50} × {}{}{}",
+                "{}: p99 {} ≤ {bound} (own low-rate p50 {}){}{}",
                 at(r.rate, r.fraction),
                 micros(r.p99_us),
                 micros(p50),
@@ -567,7 +595,7 @@ mod tests {
     }
 
     fn held_rate(v: &[RungSummary]) -> Option<f64> {
-        held_rung(&refs(v)).1.map(|h| h.rate)
+        held_rung(&refs(v), None).1.map(|h| h.rate)
     }
 
     /// Low-rate p50 100µs; rungs at 100, 200, 400/s that all hold.
@@ -583,10 +611,35 @@ mod tests {
         Accounting::from_counts(10_000, 6_000, 4_000, 0)
     }
 
+    /// Two engines, the first faster at every rung, p50 and p99: against its own
+    /// low-rate p50 it would hold nothing while the slower one holds 200/s; against one
+    /// bound (the slower engine's), it holds as high.
+    #[test]
+    fn every_engine_is_held_to_the_slower_engines_bound() {
+        let fast = [
+            rung(0, 100.0, 0, 100, Some(1_200), 1_000),
+            rung(1, 200.0, 0, 150, Some(1_500), 1_000),
+            rung(2, 400.0, 5, 900, Some(9_000), 1_000),
+        ];
+        let slow = [
+            rung(0, 100.0, 0, 200, Some(1_900), 1_000),
+            rung(1, 200.0, 0, 300, Some(2_000), 1_000),
+            rung(2, 400.0, 5, 1_800, Some(18_000), 1_000),
+        ];
+        let own = |v: &[RungSummary]| held_rung(&refs(v), None).1.map(|h| h.rate);
+        assert_eq!((own(&fast), own(&slow)), (None, Some(200.0)));
+        let bound = common_bound(&[refs(&fast), refs(&slow)]);
+        assert_eq!(bound, Some(2_000));
+        let rate = |v: &[RungSummary]| held_rung(&refs(v), bound).1.map(|h| h.rate);
+        assert_eq!((rate(&fast), rate(&slow)), (Some(200.0), Some(200.0)));
+        let h = hold("fast", &refs(&fast), |_| None, balanced, bound);
+        assert_eq!(h.p99_bound_us, Some(2_000));
+    }
+
     #[test]
     fn the_held_rate_is_the_highest_rung_that_sheds_nothing_within_10x_the_low_p50() {
         let v = clean();
-        let (low, held) = held_rung(&refs(&v));
+        let (low, held) = held_rung(&refs(&v), None);
         assert_eq!(low, Some(100), "the p50 of the lowest rung");
         let held = held.unwrap();
         assert_eq!((held.rung, held.rate, held.p99_us), (2, 400.0, 900));
@@ -594,7 +647,7 @@ mod tests {
         // Order of the summaries does not matter: the lowest rung is the lowest rate.
         let mut r = clean();
         r.reverse();
-        assert_eq!(held_rung(&refs(&r)).0, Some(100));
+        assert_eq!(held_rung(&refs(&r), None).0, Some(100));
         assert_eq!(held_rate(&r), Some(400.0));
     }
 
@@ -648,7 +701,7 @@ mod tests {
             rung(0, 100.0, 11, 100, Some(300), 1000),
             rung(1, 200.0, 90, 100, Some(2_000), 1000),
         ];
-        let h = hold("e", &refs(&v), |_| None, balanced);
+        let h = hold("e", &refs(&v), |_| None, balanced, None);
         assert_eq!(
             (h.low_p50_us, &h.held, &h.overload),
             (Some(100), &None, &None)
@@ -658,7 +711,7 @@ mod tests {
         assert!(text.contains("no rung held: nothing to check"), "{text}");
         let mut v = v;
         v[0].p50_us = None;
-        assert_eq!(held_rung(&refs(&v)), (None, None));
+        assert_eq!(held_rung(&refs(&v), None), (None, None));
     }
 
     /// Held at 200/s; rungs at 390 (under 2×), 400 (at 2×) and 800/s above it.
@@ -676,7 +729,7 @@ mod tests {
     fn under_twice_the_held_rate_rss_may_grow_10_percent_and_no_more() {
         for (rss, pass) in [(1100, true), (1110, false), (1000, true)] {
             let v = ladder(rss);
-            let h = hold("e", &refs(&v), |_| None, balanced);
+            let h = hold("e", &refs(&v), |_| None, balanced, None);
             assert_eq!(h.held.as_ref().unwrap().rate, 200.0);
             let o = h.overload.unwrap();
             assert_eq!(o.target_rate, 400.0);
@@ -704,7 +757,7 @@ mod tests {
             rung(1, 1_390.0, 0, 100, Some(500), 1000),
             rung(2, 2_770.0, 50, 100, None, 1000),
         ];
-        let h = hold("e", &refs(&v), |_| None, balanced);
+        let h = hold("e", &refs(&v), |_| None, balanced, None);
         assert_eq!(h.overload.unwrap().at.map(|a| a.rung), Some(2));
         // 1.9× is not twice: with nothing above, the ladder does not reach it.
         let v = vec![
@@ -712,7 +765,7 @@ mod tests {
             rung(1, 190.0, 0, 100, Some(500), 1000),
             rung(2, 361.0, 50, 100, None, 1000),
         ];
-        let h = hold("e", &refs(&v), |_| None, balanced);
+        let h = hold("e", &refs(&v), |_| None, balanced, None);
         let o = h.overload.clone().unwrap();
         assert_eq!((o.at, o.target_rate, o.top_rate), (None, 380.0, 361.0));
         let text = render(&[h]);
@@ -726,7 +779,7 @@ mod tests {
     fn every_request_offered_under_twice_the_held_rate_is_accounted_for() {
         let v = ladder(1000);
         let check = |counts: Accounting| {
-            let h = hold("e", &refs(&v), |_| None, |_| counts);
+            let h = hold("e", &refs(&v), |_| None, |_| counts, None);
             h.overload.unwrap().at.unwrap()
         };
         let at = check(Accounting::from_counts(10_000, 6_000, 3_999, 1));
@@ -753,11 +806,12 @@ mod tests {
             &refs(&v),
             |i| Some([0.25, 0.5, 0.975, 1.0, 2.0][i]),
             balanced,
+            None,
         );
         let text = render(std::slice::from_ref(&h));
         for needle in [
             HELD_LABEL,
-            "heddle  0.5×C (200/s): p99 500µs ≤ 10 × 100µs",
+            "heddle  0.5×C (200/s): p99 500µs ≤ 1.00ms (own low-rate p50 100µs)",
             OVERLOAD_LABEL,
             "at 1×C (400/s): RSS 1.0M against 1.0M = 1.05× PASS",
             "10000 offered = 6000 completed + 4000 shed + 0 failed (accounted: PASS)",
@@ -765,7 +819,7 @@ mod tests {
         ] {
             assert!(text.contains(needle), "lacks {needle:?}:\n{text}");
         }
-        let failing = hold("heddle", &refs(&ladder(1200)), |_| None, balanced);
+        let failing = hold("heddle", &refs(&ladder(1200)), |_| None, balanced, None);
         let text = render(std::slice::from_ref(&failing));
         for needle in [
             "at 400/s: RSS 1.2M against 1.0M = 1.20× FAIL",
