@@ -385,27 +385,11 @@ fn on_the_real_clock_a_slower_backend_is_a_regression_unless_the_floor_forbids()
     assert!(r.windows_equal, "{}", render(&r));
 }
 
-/// A heddle index of a few documents, built by the binary.
+/// A heddle index of a few documents, built by the binary, and one query.
 fn tiny_index(dir: &Path) -> (PathBuf, PathBuf) {
-    let corpus = dir.join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    let mut lines = String::new();
-    for i in 0..50 {
-        lines.push_str(&format!(
-            "{{\"_id\":\"d{i}\",\"title\":\"t{i}\",\"text\":\"covid transmission masks {i}\"}}\n"
-        ));
-    }
-    std::fs::write(corpus.join("corpus.jsonl"), lines).unwrap();
+    let index = common::index_of(dir, &common::covid_docs(50));
     let q = dir.join("queries.jsonl");
     std::fs::write(&q, "{\"_id\":\"1\",\"text\":\"covid masks\"}\n").unwrap();
-    let index = dir.join("index");
-    common::ok(&[
-        "index",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-    ]);
     (index, q)
 }
 

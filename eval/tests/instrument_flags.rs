@@ -276,32 +276,10 @@ fn the_default_table_fits_100_columns_and_wide_shows_the_spreads() {
     assert!(text.contains("Total count    =          300]"), "{text}");
 }
 
-/// A heddle index of a few documents, built by the binary.
-fn tiny_index(dir: &Path) -> PathBuf {
-    let corpus = dir.join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    let mut lines = String::new();
-    for i in 0..50 {
-        lines.push_str(&format!(
-            "{{\"_id\":\"d{i}\",\"title\":\"t{i}\",\"text\":\"covid transmission masks number {i}\"}}\n"
-        ));
-    }
-    std::fs::write(corpus.join("corpus.jsonl"), lines).unwrap();
-    let index = dir.join("index");
-    common::ok(&[
-        "index",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-    ]);
-    index
-}
-
 #[test]
 fn an_interrupted_bench_leaves_valid_json_of_the_finished_rungs() {
     let dir = tempfile::tempdir().unwrap();
-    let index = tiny_index(dir.path());
+    let index = common::index_of(dir.path(), &common::covid_docs(50));
     let q = queries(dir.path());
     let json = dir.path().join("out/ladder.json");
     // Six rungs of 1 s each; the run is interrupted after the second has been written.
@@ -351,7 +329,7 @@ fn an_interrupted_bench_leaves_valid_json_of_the_finished_rungs() {
 #[test]
 fn the_binary_prints_the_table_once() {
     let dir = tempfile::tempdir().unwrap();
-    let index = tiny_index(dir.path());
+    let index = common::index_of(dir.path(), &common::covid_docs(50));
     let q = queries(dir.path());
     let out = common::ok(&[
         "bench",

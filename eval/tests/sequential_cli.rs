@@ -9,8 +9,6 @@ use heddle_eval::bench::report::BenchReport;
 #[test]
 fn the_sequential_pass_reports_the_slowest_queries_and_their_classes() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
     // "common" is in every document, "uncommon" in every 4th (25%, not frequent),
     // "needle" in one of 400 (rare).
     let mut lines = String::new();
@@ -26,15 +24,7 @@ fn the_sequential_pass_reports_the_slowest_queries_and_their_classes() {
             "{{\"_id\":\"d{i}\",\"title\":\"\",\"text\":\"{text}\"}}\n"
         ));
     }
-    std::fs::write(corpus.join("corpus.jsonl"), lines).unwrap();
-    let index = dir.path().join("index");
-    common::ok(&[
-        "index",
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-    ]);
+    let index = common::index_of(dir.path(), &lines);
     let queries = dir.path().join("queries.jsonl");
     std::fs::write(
         &queries,

@@ -33,3 +33,31 @@ pub fn fails(args: &[&str], needle: &str) -> String {
     );
     stderr
 }
+
+/// Builds a heddle index with the binary, as a user does, from BEIR corpus lines:
+/// `DIR/corpus/corpus.jsonl` holds them, `DIR/index` is returned.
+pub fn index_of(dir: &std::path::Path, corpus_jsonl: &str) -> std::path::PathBuf {
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("corpus.jsonl"), corpus_jsonl).unwrap();
+    let index = dir.join("index");
+    ok(&[
+        "index",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--index",
+        index.to_str().unwrap(),
+    ]);
+    index
+}
+
+/// `n` small documents `d0…`, each about covid transmission and masks, and its number.
+pub fn covid_docs(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "{{\"_id\":\"d{i}\",\"title\":\"t{i}\",\"text\":\"covid transmission masks number {i}\"}}\n"
+            )
+        })
+        .collect()
+}
