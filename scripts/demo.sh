@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make demo: generate a small TREC-COVID-style corpus, index it, run a few searches.
+# make demo: generate a small TREC-COVID-style corpus, index it, run a few searches, then
+# measure it: a short open-loop ladder and one writes-arm trial, reports under demo-data/report.
 # Needs nothing outside the repository. Binaries come from `make build` (release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +25,27 @@ head -n 3 "$DATA/corpus/queries.jsonl" | while IFS= read -r line; do
   "$BIN/heddle-eval" search --index "$DATA/index" --k 5 "$query"
 done
 
+# The main job is the measurement: a short open-loop ladder and one writes-arm trial.
+REPORT="$DATA/report"
+mkdir -p "$REPORT"
 echo
-echo "demo done: corpus in $DATA/corpus, index in $DATA/index (both git-ignored)"
+echo "== 4. a short open-loop latency ladder on the demo index: 4 rungs, 2,000 requests each"
+echo "   (a quantile is shown only with 100 requests beyond it: p90 needs 1,000, p99 10,000,"
+echo "   so this short run has p50 and p90 but no p99; \`make bench\` runs 10,000 a rung)"
+"$BIN/heddle-eval" bench --index "$DATA/index" --queries "$DATA/corpus/queries.jsonl" \
+  --rates 250,500,1000,2000 --samples 2000 --min-duration 0 \
+  --json "$REPORT/ladder.json" --svg "$REPORT/ladder.svg"
+
+echo
+echo "== 5. what a commit costs the reads beside it: one writes-arm trial on a copy of the index"
+echo "   (4,000 reads at 400/s while 5,000 documents are added and committed; the index itself"
+echo "   is not touched and is checked byte-identical afterwards)"
+"$BIN/heddle-eval" bench --writes --index "$DATA/index" --queries "$DATA/corpus/queries.jsonl" \
+  --rate 400 --samples 4000 --write-docs 5000 --commit-threads 1 \
+  --json "$REPORT/writes.json"
+
+echo
+echo "demo done: corpus in $DATA/corpus, index in $DATA/index, reports in $REPORT (all git-ignored)"
+echo "next: make compare   (heddle against tantivy on the 171,332-document synthetic corpus)"
+echo "      make quality   (SciFact against Anserini's published BM25 figures; needs ../shared/data)"
+echo "      make bench     (the derived ladder on this index, 10,000 requests a rung, 3 repetitions)"
