@@ -3,15 +3,19 @@ CARGO ?= cargo
 RELEASE_BIN := target/release
 DEMO_DIR := demo-data
 
-.PHONY: test fmt-check clippy unit demo build bench
+.PHONY: test fmt-check clippy doc unit demo build bench
 
-test: fmt-check clippy unit quarantine bench-test
+test: fmt-check clippy doc unit quarantine bench-test
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# The library's documentation builds with no warning (broken or private links included).
+doc:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
 unit:
 	$(CARGO) test --workspace

@@ -33,7 +33,7 @@ pub const TOPIC_FREE_RANKS: usize = 50;
 const MAX_RANK: f64 = 1e15;
 
 /// A word model that documents are sampled from. Build it with
-/// [`WordModel::builtin`] or [`WordModel::from_counts`].
+/// [`WordModel::builtin`] or [`WordModel::from_learned`].
 #[derive(Debug, Clone)]
 pub struct WordModel {
     head: Vec<Box<str>>,
@@ -129,7 +129,7 @@ impl WordModel {
         self.sample_base(s, 0.0)
     }
 
-    /// The largest topical share [`WordModel::sample_base`] can compensate for (with a
+    /// The largest topical share `WordModel::sample_base` can compensate for (with a
     /// margin): topical draws cannot take more than the topical ranks' own mass.
     pub fn max_topicality(&self) -> f64 {
         0.9 * (1.0 - self.shared_mass)

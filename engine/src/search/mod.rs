@@ -1,6 +1,6 @@
 //! Searching a snapshot: query preparation, BM25, and top-k collection.
 //!
-//! [`exhaustive`] scores every posting of every query term. It is the oracle: faster
+//! `exhaustive` scores every posting of every query term. It is the oracle: faster
 //! paths (dynamic pruning) must return exactly its results, ids, scores and tie order.
 
 mod bm25;

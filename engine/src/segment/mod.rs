@@ -1,8 +1,8 @@
 //! Immutable segments: the files one commit writes, and their readers.
 //!
 //! A segment is named `seg-NNNNNN` and made of one file per [`SegmentComponent`]. Every
-//! file ends in a [`footer`] with a checksum per chunk of its body: the footer is verified
-//! when the segment is opened, each chunk before its bytes are first read ([`checked`]).
+//! file ends in a `footer` with a checksum per chunk of its body: the footer is verified
+//! when the segment is opened, each chunk before its bytes are first read (`checked`).
 
 mod builder;
 pub(crate) mod bytes;

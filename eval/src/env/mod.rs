@@ -1,7 +1,7 @@
 //! The environment a measurement was taken in: this build, the machine, the storage under
 //! the index, what an fsync costs there, and the machine's load at the start and end.
 //! Every report carries one ([`Environment`]) so that a reader can tell whether two runs
-//! compare ([`compare`]); every table summarises it in its header ([`render`]).
+//! compare ([`compare()`]); every table summarises it in its header ([`render`]).
 //!
 //! Anything the system does not expose is `None` — `null` in JSON, `unknown` in text —
 //! and never guessed.

@@ -28,7 +28,7 @@ const MAX_SECS: f64 = 30.0;
 /// measurement.
 ///
 /// A rung disturbed in its service time (shed requests, a suspend, other processes
-/// over their bound: [`service_disturbances`]) is never used: it is run again, up to
+/// over their bound: `service_disturbances`) is never used: it is run again, up to
 /// [`MAX_DISTURBED_ATTEMPTS`] times, and then the calibration is refused with an error
 /// that says why. A lagging dispatcher delays requests, not the work on them, so it
 /// leaves the measured service time standing.

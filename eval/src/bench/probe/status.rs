@@ -18,7 +18,7 @@ impl MemoryStatus {
             .unwrap_or_default()
     }
 
-    /// Parses the text of a /proc/<pid>/status file.
+    /// Parses the text of a `/proc/<pid>/status` file.
     pub fn parse(text: &str) -> Self {
         let mut out = MemoryStatus::default();
         for line in text.lines() {

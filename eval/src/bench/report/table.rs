@@ -426,7 +426,7 @@ fn notes(r: &BenchReport, width: Width, out: &mut String) {
 }
 
 /// Columns padded to their widest cell: text columns (the first, and any headed in
-/// [`Table::TEXT`]) left-aligned, figures right-aligned. heddle-bench's ratio tables use
+/// `Table::TEXT`) left-aligned, figures right-aligned. heddle-bench's ratio tables use
 /// it too.
 pub struct Table {
     rows: Vec<Vec<String>>,
