@@ -4,15 +4,19 @@
 //! inverts them into immutable, memory-mapped [`segment`]s and publishes them with an
 //! atomic manifest swap, and [`search::Searcher`] scores an immutable snapshot with BM25.
 //!
-//! ```no_run
+//! ```
 //! use heddle::{Document, Index, IndexSettings};
 //! # fn main() -> heddle::Result<()> {
-//! let index = Index::create("/tmp/idx", IndexSettings::default())?;
+//! # let dir = std::env::temp_dir().join(format!("heddle-doc-{}", std::process::id()));
+//! # let _ = std::fs::remove_dir_all(&dir);
+//! let index = Index::create(&dir, IndexSettings::default())?;
 //! let mut writer = index.writer()?;
 //! writer.add(Document::new("d1", "Coronavirus origins", "Bats host many coronaviruses."))?;
 //! writer.commit()?;
 //! let hits = index.searcher().search("bat coronavirus", &heddle::SearchOptions::default())?;
 //! assert_eq!(hits[0].id, "d1");
+//! # drop(index);
+//! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(()) }
 //! ```
 
