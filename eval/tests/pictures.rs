@@ -31,7 +31,10 @@ fn assert_self_contained(html: &str) {
     }
     assert!(html.contains("@media print"), "a print stylesheet");
     assert!(html.contains("<section id=\"environment\">"));
-    assert!(html.contains("environment: heddle"), "the environment's lines");
+    assert!(
+        html.contains("environment: heddle"),
+        "the environment's lines"
+    );
 }
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -92,7 +95,10 @@ fn the_writes_arm_draws_a_band_per_phase_and_a_point_per_read_and_writes_html() 
         .flat_map(|t| &t.run.commits)
         .map(|c| c.phases.len())
         .sum();
-    assert!(phases >= 2 * 7, "two commits or more, add and six heddle phases");
+    assert!(
+        phases >= 2 * 7,
+        "two commits or more, add and six heddle phases"
+    );
     assert_eq!(count(&svg, "class=\"phase\""), phases);
     let exclusive = report
         .trials
@@ -109,7 +115,12 @@ fn the_writes_arm_draws_a_band_per_phase_and_a_point_per_read_and_writes_html() 
         t.run.in_commit.completed + t.run.outside.completed
     );
     assert_eq!(count(&svg, "class=\"read\""), t.run.samples.len());
-    assert!(t.run.samples.windows(2).all(|w| w[0].due_us() <= w[1].due_us()));
+    assert!(
+        t.run
+            .samples
+            .windows(2)
+            .all(|w| w[0].due_us() <= w[1].due_us())
+    );
     let lines = [
         t.run.outside.latency_us.p50,
         t.run.outside.latency_us.p99,
@@ -185,7 +196,12 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
         ServiceModel::constant(Duration::from_micros(500)),
     );
     let report = run(&args, &[Box::new(factory)]).unwrap();
-    assert!(report.summary.iter().all(|s| s.p90_us.is_some() && s.p99_us.is_none()));
+    assert!(
+        report
+            .summary
+            .iter()
+            .all(|s| s.p90_us.is_some() && s.p99_us.is_none())
+    );
 
     let plot = std::fs::read_to_string(&svg).unwrap();
     for q in ["p50", "p90", "max"] {
@@ -200,7 +216,11 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
             "a {q} point per rung"
         );
     }
-    assert_eq!(count(&plot, "data-quantile=\"p99\""), 0, "absent, not drawn");
+    assert_eq!(
+        count(&plot, "data-quantile=\"p99\""),
+        0,
+        "absent, not drawn"
+    );
     assert_eq!(count(&plot, "class=\"achieved\""), report.summary.len());
     let env = report.environment.as_ref().unwrap();
     let subtitle = format!(
@@ -248,7 +268,10 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
         "--html",
         html.to_str().unwrap(),
     ]);
-    assert!(stdout.contains("nDCG@10"), "the text output is unchanged: {stdout}");
+    assert!(
+        stdout.contains("nDCG@10"),
+        "the text output is unchanged: {stdout}"
+    );
     let page = std::fs::read_to_string(&html).unwrap();
     assert_self_contained(&page);
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; covid"));

@@ -236,7 +236,8 @@ impl Page {
                 .map_or("report".into(), |n| n.to_string_lossy()),
             std::process::id()
         ));
-        std::fs::write(&tmp, self.render()).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::write(&tmp, self.render())
+            .with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
     }
 }

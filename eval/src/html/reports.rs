@@ -45,7 +45,11 @@ pub fn ladder_sections(page: &mut Page, report: &BenchReport) {
             Body::new().paragraph("The run did not finish: only the rungs it finished are here."),
         );
     }
-    page.section("ladder", "The ladder", Body::new().table(&ladder_table(report)));
+    page.section(
+        "ladder",
+        "The ladder",
+        Body::new().table(&ladder_table(report)),
+    );
     page.section(
         "plot",
         "Plot",
@@ -142,10 +146,7 @@ fn ladder_table(report: &BenchReport) -> Table {
                         q(&s.p99_us),
                         q(&s.p999_us),
                         q(&s.max_us),
-                        format!(
-                            "{:.2}",
-                            s.cpu_user_secs.median + s.cpu_system_secs.median
-                        ),
+                        format!("{:.2}", s.cpu_user_secs.median + s.cpu_system_secs.median),
                         spread_or_dash(&s.rss_peak_kib, kib),
                         if state.is_empty() {
                             "ok".to_string()
@@ -282,10 +283,7 @@ pub fn quality_page(
             .per_query
             .iter()
             .map(|(qid, values)| {
-                let mut row = vec![
-                    qid.clone(),
-                    texts.get(qid).cloned().unwrap_or_default(),
-                ];
+                let mut row = vec![qid.clone(), texts.get(qid).cloned().unwrap_or_default()];
                 row.extend(values.iter().map(|v| format!("{v:.4}")));
                 (None, row)
             })

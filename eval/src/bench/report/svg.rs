@@ -320,7 +320,13 @@ fn x_ticks(x: &Axis, out: &mut String) {
 
 /// The panel under the plot: per rung and engine, the achieved rate as a share of the
 /// offered one (a line), labelled with the achieved rate, and the requests shed.
-fn achieved_panel(report: &BenchReport, engines: &[&str], rates: &[f64], x: &Axis, out: &mut String) {
+fn achieved_panel(
+    report: &BenchReport,
+    engines: &[&str],
+    rates: &[f64],
+    x: &Axis,
+    out: &mut String,
+) {
     let _ = writeln!(
         out,
         r##"<rect x="{LEFT}" y="{LOW_TOP}" width="{}" height="{}" fill="none" stroke="#333"/>"##,

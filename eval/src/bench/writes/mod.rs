@@ -45,7 +45,11 @@ pub const RATE_FRACTION: f64 = 0.25;
 /// table on stdout, writes the JSON if asked, and fails if a source index changed.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<WritesReport> {
     check_flags(args)?;
-    for (p, flag) in [(&args.json, "--json"), (&args.svg, "--svg"), (&args.html, "--html")] {
+    for (p, flag) in [
+        (&args.json, "--json"),
+        (&args.svg, "--svg"),
+        (&args.html, "--html"),
+    ] {
         if let Some(p) = p {
             crate::bench::report::check_writable(p, flag)?;
         }

@@ -109,7 +109,10 @@ pub fn thin(samples: &[ReadSample], windows: &[(u64, u64)]) -> (Vec<ReadSample>,
     // Nearest rank, as everywhere.
     let p99 = latencies[(latencies.len() * 99).div_ceil(100).saturating_sub(1)];
     let keep = |s: &ReadSample| {
-        s.latency_us() > p99 || windows.iter().any(|&(a, b)| a <= s.due_us() && s.due_us() < b)
+        s.latency_us() > p99
+            || windows
+                .iter()
+                .any(|&(a, b)| a <= s.due_us() && s.due_us() < b)
     };
     let kept = samples.iter().filter(|s| keep(s)).count();
     let rest = samples.len() - kept;
@@ -122,7 +125,7 @@ pub fn thin(samples: &[ReadSample], windows: &[(u64, u64)]) -> (Vec<ReadSample>,
                 return true;
             }
             i += 1;
-            (i - 1) % k == 0
+            (i - 1).is_multiple_of(k)
         })
         .copied()
         .collect();
@@ -138,7 +141,12 @@ pub fn thin(samples: &[ReadSample], windows: &[(u64, u64)]) -> (Vec<ReadSample>,
 fn windows(commits: &[CommitRecord]) -> Vec<(u64, u64)> {
     commits
         .iter()
-        .map(|c| ((c.start_secs * 1e6) as u64, (c.end_secs * 1e6).ceil() as u64))
+        .map(|c| {
+            (
+                (c.start_secs * 1e6) as u64,
+                (c.end_secs * 1e6).ceil() as u64,
+            )
+        })
         .collect()
 }
 
@@ -186,7 +194,12 @@ fn panel(report: &WritesReport, t: &TrialReport, names: &[String], out: &mut Str
         ("outside p50", run.outside.latency_us.p50, OUTSIDE, ""),
         ("outside p99", run.outside.latency_us.p99, OUTSIDE, "7 4"),
         ("in-commit p50", run.in_commit.latency_us.p50, IN_COMMIT, ""),
-        ("in-commit p99", run.in_commit.latency_us.p99, IN_COMMIT, "7 4"),
+        (
+            "in-commit p99",
+            run.in_commit.latency_us.p99,
+            IN_COMMIT,
+            "7 4",
+        ),
     ];
     let values: Vec<u64> = run
         .samples
@@ -391,7 +404,11 @@ fn legend(
     y += 6.0;
     let used: Vec<&String> = names
         .iter()
-        .filter(|n| run.commits.iter().any(|c| c.phases.iter().any(|p| &p.name == *n)))
+        .filter(|n| {
+            run.commits
+                .iter()
+                .any(|c| c.phases.iter().any(|p| &p.name == *n))
+        })
         .collect();
     for name in used {
         let _ = writeln!(
