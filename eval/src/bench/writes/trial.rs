@@ -398,7 +398,7 @@ mod tests {
         // The plot's samples: the 7 completed reads, in due order, latency in µs.
         let kept = samples(&outcome);
         assert_eq!(kept.len(), 7);
-        assert_eq!((kept[3].due_us(), kept[3].latency_us()), (5_000, 2_000));
+        assert_eq!((kept[4].due_us(), kept[4].latency_us()), (5_000, 2_000));
         // One write over [3 ms, 6 ms): requests 3, 4, 5 are due inside it.
         let Split {
             in_commit: inside,
