@@ -21,7 +21,7 @@ const W: f64 = 960.0;
 const H: f64 = 780.0;
 const LEFT: f64 = 84.0;
 const RIGHT: f64 = 700.0;
-const TOP: f64 = 96.0;
+const TOP: f64 = 104.0;
 const BOTTOM: f64 = 520.0;
 /// The achieved-rate panel under the plot.
 const LOW_TOP: f64 = 600.0;
@@ -86,6 +86,12 @@ impl Axis {
 /// What a chart was measured on, for its subtitle: the index, the query file, when the
 /// run started and which heddle build ran it.
 pub(crate) fn provenance(settings: &Settings, env: Option<&Environment>) -> String {
+    provenance_lines(settings, env).join(" · ")
+}
+
+/// [`provenance`] as two lines for a chart (`index … · queries …`, then the date and the
+/// build), paths longer than fit shortened from the left with `…`.
+pub(crate) fn provenance_lines(settings: &Settings, env: Option<&Environment>) -> [String; 2] {
     let (date, build) = match env {
         Some(e) => (e.started_utc.clone(), e.build.short()),
         None => (
@@ -93,10 +99,24 @@ pub(crate) fn provenance(settings: &Settings, env: Option<&Environment>) -> Stri
             crate::env::Build::this().short(),
         ),
     };
-    format!(
-        "index {} · queries {} · {date} · heddle {build}",
-        settings.index, settings.queries
-    )
+    [
+        format!(
+            "index {} · queries {}",
+            tail(&settings.index, 56),
+            tail(&settings.queries, 56)
+        ),
+        format!("{date} · heddle {build}"),
+    ]
+}
+
+/// The last `n` characters of `s`, with `…` before them if it was longer.
+fn tail(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_string();
+    }
+    let kept: String = s.chars().skip(count - (n - 1)).collect();
+    format!("…{kept}")
 }
 
 /// Renders the report's summaries as a standalone SVG document.
@@ -198,11 +218,16 @@ fn title(report: &BenchReport, engines: &[&str], out: &mut String) {
         s.samples,
         runs
     );
-    let _ = writeln!(
-        out,
-        r##"<text class="subtitle" x="{LEFT}" y="70" font-size="12" fill="#555">{}</text>"##,
-        esc(&provenance(s, report.environment.as_ref()))
-    );
+    for (line, y) in provenance_lines(s, report.environment.as_ref())
+        .iter()
+        .zip([68, 83])
+    {
+        let _ = writeln!(
+            out,
+            r##"<text class="subtitle" x="{LEFT}" y="{y}" font-size="12" fill="#555">{}</text>"##,
+            esc(line)
+        );
+    }
     if let Some(label) = &s.label {
         let _ = writeln!(
             out,

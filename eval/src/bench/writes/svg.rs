@@ -15,7 +15,7 @@ use std::fmt::Write;
 
 use super::model::{CommitRecord, ReadSample, TrialReport, WritesReport};
 use crate::bench::report::format::micros;
-use crate::bench::report::{Axis, provenance, tick_label};
+use crate::bench::report::{Axis, provenance_lines, tick_label};
 use crate::html::escape as esc;
 
 /// Most points a panel draws (an SVG of tens of thousands of circles is slow to show).
@@ -23,6 +23,8 @@ pub const MAX_POINTS: usize = 5_000;
 
 const W: f64 = 960.0;
 const PANEL_H: f64 = 440.0;
+/// The title and subtitle above the first panel.
+const HEAD: f64 = 76.0;
 const LEFT: f64 = 84.0;
 const RIGHT: f64 = 720.0;
 /// Within a panel.
@@ -40,7 +42,7 @@ const PHASES: [&str; 8] = [
 /// Every trial of the report, one panel under the other, as one SVG document.
 pub fn render_svg(report: &WritesReport) -> String {
     let n = report.trials.len().max(1);
-    let h = 60.0 + PANEL_H * n as f64;
+    let h = HEAD + PANEL_H * n as f64;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -52,11 +54,16 @@ pub fn render_svg(report: &WritesReport) -> String {
         r##"<text x="{LEFT}" y="26" font-size="18" font-weight="bold" fill="#222">What a commit costs the reads beside it ({} reads/s)</text>"##,
         crate::bench::report::format::rate(report.writes.rate)
     );
-    let _ = writeln!(
-        out,
-        r##"<text class="subtitle" x="{LEFT}" y="46" fill="#555">{}</text>"##,
-        esc(&provenance(&report.settings, report.environment.as_ref()))
-    );
+    for (line, y) in provenance_lines(&report.settings, report.environment.as_ref())
+        .iter()
+        .zip([46, 61])
+    {
+        let _ = writeln!(
+            out,
+            r##"<text class="subtitle" x="{LEFT}" y="{y}" fill="#555">{}</text>"##,
+            esc(line)
+        );
+    }
     if report.trials.is_empty() {
         let _ = writeln!(
             out,
@@ -69,7 +76,7 @@ pub fn render_svg(report: &WritesReport) -> String {
         let _ = writeln!(
             out,
             r#"<g class="trial" transform="translate(0 {})">"#,
-            60.0 + PANEL_H * i as f64
+            HEAD + PANEL_H * i as f64
         );
         panel(report, t, &names, &mut out);
         out.push_str("</g>\n");
