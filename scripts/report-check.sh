@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make report-check: the HTML reports (`--html`) as a browser shows them. Builds a small
 # synthetic index, runs a short `bench --html` and `bench --writes --html`, loads each
-# page in headless Chromium, saves a screenshot and the DOM Chromium built, and fails if
-# a page is missing a section or a chart, a chart is not well-formed XML, or the browser
-# logged a console error. Not part of `make test` (CI has no browser).
+# page in headless Chromium, saves a screenshot, the DOM Chromium built and a printed PDF
+# (the print stylesheet), and fails if a page is missing a section or a chart, a chart is
+# not well-formed XML, the page loads anything, or the browser logged a console error.
+# Not part of `make test` (CI has no browser).
 #
 # Chromium: found on PATH (chromium, chromium-browser, google-chrome) or named by
 # CHROMIUM=/path; otherwise installed from Debian (`apt-get install chromium`) when this
@@ -108,6 +109,11 @@ render() {
     "$BROWSER" "${flags[@]}" --dump-dom "file://$page" >"$OUT/$name.dom.html" \
         2>>"$OUT/$name.chromium.log" || fail "$name: chromium could not load $page"
     [ -s "$OUT/$name.png" ] || fail "$name: no screenshot"
+    # Printed with the print stylesheet: a PDF that exists and is not empty.
+    "$BROWSER" "${flags[@]}" --no-pdf-header-footer --print-to-pdf="$OUT/$name.pdf" \
+        "file://$page" 2>>"$OUT/$name.chromium.log" >/dev/null ||
+        fail "$name: chromium could not print $page"
+    [ "$(wc -c <"$OUT/$name.pdf")" -gt 10000 ] || fail "$name: the printed PDF is empty"
     local dom="$OUT/$name.dom.html"
     grep -q 'data-report="heddle"' "$dom" || fail "$name: the page did not load (no report body)"
     for id in "$@"; do

@@ -157,8 +157,9 @@ footer { color: #888; font-size: 12px; margin-top: 32px; }
   h2 { break-after: avoid; }
   figure, table { break-inside: avoid; }
   pre { white-space: pre-wrap; font-size: 7pt; border: none; background: none; }
+  div.scroll { overflow: visible; }
   table { font-size: 8pt; }
-  th, td { padding: 1px 4px; }
+  th, td { padding: 1px 4px; white-space: normal; }
   figure svg { width: 100%; border: none; }
 }
 "#;
