@@ -37,6 +37,16 @@ bench: build
 		--queries $(DEMO_DIR)/corpus/queries.jsonl $(BENCH_FLAGS) \
 		--json $(BENCH_OUT)/bench.json --svg $(BENCH_OUT)/bench.svg
 
+# The HTML reports (`--html`) in a real browser: a small synthetic index, a short `bench`
+# and `bench --writes`, each page rendered by headless Chromium (screenshot and DOM under
+# results/report-check/); fails on a missing section or chart, an SVG that is not
+# well-formed, or a console error. Not in `make test`: CI has no browser. Chromium comes
+# from Debian (installed when run as root or with sudo; otherwise the script says how),
+# or CHROMIUM=/path. REPORT_CHECK_PROFILE=debug skips the release build.
+.PHONY: report-check
+report-check:
+	bash scripts/report-check.sh
+
 # Crash and concurrency stress, longer than `make test` runs them: 1,000 kill -9 runs of a
 # committing writer, then a minute of a writer, background merges and two readers.
 STRESS_KILLS ?= 1000

@@ -107,11 +107,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         factories,
     } = prepare(args)?;
 
+    if let Some(p) = &args.bench.html {
+        heddle_eval::bench::report::check_writable(p, "--html")?;
+    }
     // 2. Agreement, before any timing.
+    let mut agreement_text = None;
     let agreement = if built.len() == 2 {
         let report = check_agreement(args, &built)?;
         let threshold = (args.analysis == Analysis::Matched).then_some(MATCHED_THRESHOLD);
-        print!("{}", agreement::render(&report, threshold));
+        agreement_text = Some(agreement::render(&report, threshold));
+        print!("{}", agreement_text.as_deref().unwrap_or_default());
         println!();
         if let Some(t) = threshold
             && !report.passes(t)
@@ -171,6 +176,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     if bench.label.is_none() {
         bench.label = Some(args.analysis.label().to_string());
     }
+    // The comparison writes the one page, with the ladder's sections in it.
+    bench.html = None;
     let ladder = heddle_eval::bench::run(&bench, &factories)?;
 
     // 6. Memory, each engine in a fresh process.
@@ -239,6 +246,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     print!("{}", report::render_ratios(&report));
     if let Some(path) = &args.compare_json {
         report::write(&report, path)?;
+        eprintln!("compare: wrote {}", path.display());
+    }
+    if let Some(path) = &args.bench.html {
+        report::html::page(&report, &ladder, agreement_text.as_deref()).write(path)?;
         eprintln!("compare: wrote {}", path.display());
     }
     Ok(report)

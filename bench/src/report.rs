@@ -22,6 +22,7 @@ use crate::engines::BuildStats;
 use heddle_eval::bench::sequential::SequentialReport;
 
 mod held;
+pub mod html;
 pub use held::{
     Accounting, EngineHold, HELD_LABEL, HeldRung, OVERLOAD_LABEL, Overload, OverloadRung,
     P99_OVER_LOW_P50, RSS_GROWTH_LIMIT, held_rung, hold, holds, overload,

@@ -57,6 +57,7 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
     common::write_fixture(&dir.path().join("data"), 600, 20, 21, true);
     let json = dir.path().join("out/compare.json");
     let svg = dir.path().join("out/ladder.svg");
+    let html = dir.path().join("out/compare.html");
     let args = bench_args(
         dir.path(),
         &[
@@ -64,6 +65,8 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
             json.to_str().unwrap(),
             "--svg",
             svg.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -101,6 +104,23 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
         plot.contains("heddle") && plot.contains("tantivy"),
         "both curves on one chart"
     );
+    // One page: the comparison's sections and the ladder's, nothing fetched.
+    let page = std::fs::read_to_string(&html).unwrap();
+    for needle in [
+        "<section id=\"environment\">",
+        "<section id=\"ratios\">",
+        "<section id=\"agreement\">",
+        "<section id=\"ladder\">",
+        "<section id=\"compare-per-query\">",
+        "<th>heddle/tantivy</th>",
+        "environment: heddle",
+    ] {
+        assert!(page.contains(needle), "the page lacks {needle:?}");
+    }
+    assert_eq!(page.matches("<svg").count(), 1, "the ladder plot, inline");
+    for bad in ["src=\"http", "href=\"http", "<link", "<script"] {
+        assert!(!page.contains(bad), "the page holds {bad:?}");
+    }
     let report = std::fs::read_to_string(&json).unwrap();
     assert!(report.contains("\"ratios\"") && report.contains("\"agreement\""));
     assert!(report.contains("\"held\"") && report.contains("\"low_p50_us\""));

@@ -44,6 +44,10 @@ fn both_engines_commit_visibly_on_copies_and_leave_their_sources_alone() {
             scratch.to_str().unwrap(),
             "--json",
             json.to_str().unwrap(),
+            "--svg",
+            dir.path().join("out/writes.svg").to_str().unwrap(),
+            "--html",
+            dir.path().join("out/writes.html").to_str().unwrap(),
         ])
         .output()
         .unwrap();
@@ -78,5 +82,18 @@ fn both_engines_commit_visibly_on_copies_and_leave_their_sources_alone() {
     assert_eq!(phases, ["add", "prepare", "commit", "reload"]);
     assert_eq!(report.trials[1].run.commits[0].exclusive_ns, None);
     assert!(report.trials[0].run.commits[0].exclusive_ns.is_some());
+    // One panel per trial, a band per phase of every commit, in the SVG and the page.
+    let phases: usize = report
+        .trials
+        .iter()
+        .flat_map(|t| &t.run.commits)
+        .map(|c| c.phases.len())
+        .sum();
+    let svg = std::fs::read_to_string(dir.path().join("out/writes.svg")).unwrap();
+    assert_eq!(svg.matches("class=\"trial\"").count(), 2);
+    assert_eq!(svg.matches("class=\"phase\"").count(), phases);
+    let page = std::fs::read_to_string(dir.path().join("out/writes.html")).unwrap();
+    assert_eq!(page.matches("class=\"phase\"").count(), phases);
+    assert!(page.contains("<section id=\"summary\">") && page.contains("tantivy"));
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
 }

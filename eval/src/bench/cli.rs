@@ -111,6 +111,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 
+    /// Writes one self-contained HTML report here (no network: styles and plots inline):
+    /// the environment, every table and the plot, readable in a browser and printable.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Writes each rung's latency distribution into this directory in HdrHistogram's
     /// percentile-distribution form (`.hgrm`, as `wrk2 --latency` prints it).
     #[arg(long, value_name = "DIR")]
@@ -190,17 +195,19 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
     if let Some(r) = &report.per_query {
         println!("{}", super::sequential::per_query::render(r));
     }
-    print!(
-        "{}",
-        render_table_as(
-            &report,
-            if args.wide {
-                Width::Wide
-            } else {
-                Width::Narrow
-            }
-        )
+    let table = render_table_as(
+        &report,
+        if args.wide {
+            Width::Wide
+        } else {
+            Width::Narrow
+        },
     );
+    print!("{table}");
+    if let Some(path) = &args.html {
+        crate::html::bench_page(&report).write(path)?;
+        eprintln!("bench: wrote {}", path.display());
+    }
     Ok(report)
 }
 
@@ -441,6 +448,9 @@ fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
     }
     if let Some(p) = &args.svg {
         check_writable(p, "--svg")?;
+    }
+    if let Some(p) = &args.html {
+        check_writable(p, "--html")?;
     }
     if let Some(d) = &args.hgrm {
         check_directory(d, "--hgrm")?;

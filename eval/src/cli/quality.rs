@@ -52,6 +52,9 @@ pub struct QualityArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also write one self-contained HTML report here (means, every query, environment).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
@@ -94,6 +97,16 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
     let tokens: u64 = segments.iter().map(|s| s.tokens.flat).sum();
     let terms = index.term_count();
     environment.finish();
+    if let Some(path) = &args.html {
+        let page = crate::html::quality_page(
+            &args.index.display().to_string(),
+            &retrieval.describe(),
+            &eval,
+            &texts,
+            &environment,
+        );
+        page.write(path)?;
+    }
     if args.json {
         let mut out = json!({
             "index": args.index.display().to_string(),

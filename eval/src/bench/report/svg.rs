@@ -1,19 +1,31 @@
-//! The plot: latency quantiles (p50, p99, p99.9) against offered rate, latency on a log
-//! axis, one colour per engine, one line style per quantile, overloaded rungs marked.
-//! Hand-written SVG: a few shapes do not need a plotting crate.
+//! The plot: latency quantiles (p50, p90, p99, p99.9 and max) against offered rate,
+//! latency on a log axis, one colour per engine, one line style per quantile, overloaded
+//! rungs marked; under it a small panel of what each rung achieved (achieved ÷ offered
+//! rate, and the requests shed). Hand-written SVG: a few shapes do not need a plotting
+//! crate.
+//!
+//! The x axis follows one rule in every chart, so that two charts can be laid side by
+//! side: offered rate on a log scale spanning whole decades, from the decade at or below
+//! the lowest rung to the decade at or above the highest, with ticks at 1, 2 and 5 × 10ⁿ.
+//! A rung sits where its rate falls on that fixed scale (docs/PERF.md, "The plot").
 
 use std::fmt::Write;
 
 use super::format::{micros, rate};
-use super::{BenchReport, LadderRule, RungSummary};
+use super::{BenchReport, LadderRule, RungSummary, Settings};
 use crate::bench::stats::Spread;
+use crate::env::Environment;
+use crate::html::escape as esc;
 
 const W: f64 = 960.0;
-const H: f64 = 600.0;
+const H: f64 = 780.0;
 const LEFT: f64 = 84.0;
 const RIGHT: f64 = 700.0;
-const TOP: f64 = 78.0;
+const TOP: f64 = 104.0;
 const BOTTOM: f64 = 520.0;
+/// The achieved-rate panel under the plot.
+const LOW_TOP: f64 = 600.0;
+const LOW_BOTTOM: f64 = 710.0;
 
 const PALETTE: [&str; 6] = [
     "#1f6fb4", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e",
@@ -22,39 +34,46 @@ const OVERLOAD: &str = "#c0392b";
 /// Rungs the machine may have disturbed: a dashed ring around the marker.
 const DISTURBED: &str = "#e69f00";
 
-/// The quantiles drawn, with their stroke pattern and marker.
-const SERIES: [(&str, &str, Marker); 3] = [
+/// The quantiles drawn, with their stroke pattern and marker. p90 is the tail a short
+/// run has (1,000 requests); max is every run's, however short.
+const SERIES: [(&str, &str, Marker); 5] = [
     ("p50", "", Marker::Circle),
+    ("p90", "10 3 2 3", Marker::Diamond),
     ("p99", "7 4", Marker::Square),
     ("p99.9", "2 3", Marker::Triangle),
+    ("max", "1 4", Marker::Cross),
 ];
 
 #[derive(Clone, Copy)]
 enum Marker {
     Circle,
+    Diamond,
     Square,
     Triangle,
+    Cross,
 }
 
 fn quantile(s: &RungSummary, label: &str) -> Option<Spread<u64>> {
     match label {
         "p50" => s.p50_us,
+        "p90" => s.p90_us,
         "p99" => s.p99_us,
-        _ => s.p999_us,
+        "p99.9" => s.p999_us,
+        _ => s.max_us,
     }
 }
 
 /// An axis mapping a data range onto pixels, log or linear.
-struct Axis {
-    lo: f64,
-    hi: f64,
-    log: bool,
-    from: f64,
-    to: f64,
+pub(crate) struct Axis {
+    pub lo: f64,
+    pub hi: f64,
+    pub log: bool,
+    pub from: f64,
+    pub to: f64,
 }
 
 impl Axis {
-    fn px(&self, v: f64) -> f64 {
+    pub fn px(&self, v: f64) -> f64 {
         let (v, lo, hi) = if self.log {
             (v.max(1e-9).log10(), self.lo.log10(), self.hi.log10())
         } else {
@@ -62,6 +81,42 @@ impl Axis {
         };
         self.from + (v - lo) / (hi - lo) * (self.to - self.from)
     }
+}
+
+/// What a chart was measured on, for its subtitle: the index, the query file, when the
+/// run started and which heddle build ran it.
+pub(crate) fn provenance(settings: &Settings, env: Option<&Environment>) -> String {
+    provenance_lines(settings, env).join(" · ")
+}
+
+/// [`provenance`] as two lines for a chart (`index … · queries …`, then the date and the
+/// build), paths longer than fit shortened from the left with `…`.
+pub(crate) fn provenance_lines(settings: &Settings, env: Option<&Environment>) -> [String; 2] {
+    let (date, build) = match env {
+        Some(e) => (e.started_utc.clone(), e.build.short()),
+        None => (
+            "date unknown".to_string(),
+            crate::env::Build::this().short(),
+        ),
+    };
+    [
+        format!(
+            "index {} · queries {}",
+            tail(&settings.index, 56),
+            tail(&settings.queries, 56)
+        ),
+        format!("{date} · heddle {build}"),
+    ]
+}
+
+/// The last `n` characters of `s`, with `…` before them if it was longer.
+fn tail(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_string();
+    }
+    let kept: String = s.chars().skip(count - (n - 1)).collect();
+    format!("…{kept}")
 }
 
 /// Renders the report's summaries as a standalone SVG document.
@@ -102,7 +157,8 @@ pub fn render_svg(report: &BenchReport) -> String {
 
     overload_bands(report, &rates, &x, &mut out);
     y_grid(&y, &mut out);
-    x_ticks(report, &rates, &x, &mut out);
+    x_ticks(&x, &mut out);
+    achieved_panel(report, &engines, &rates, &x, &mut out);
     load_point(report, &x, &mut out);
     let _ = writeln!(
         out,
@@ -162,6 +218,16 @@ fn title(report: &BenchReport, engines: &[&str], out: &mut String) {
         s.samples,
         runs
     );
+    for (line, y) in provenance_lines(s, report.environment.as_ref())
+        .iter()
+        .zip([68, 83])
+    {
+        let _ = writeln!(
+            out,
+            r##"<text class="subtitle" x="{LEFT}" y="{y}" font-size="12" fill="#555">{}</text>"##,
+            esc(line)
+        );
+    }
     if let Some(label) = &s.label {
         let _ = writeln!(
             out,
@@ -172,21 +238,18 @@ fn title(report: &BenchReport, engines: &[&str], out: &mut String) {
     }
 }
 
+/// The one x-axis rule (see the module's doc): whole decades around the rungs, log scale.
 fn x_axis(rates: &[f64]) -> Axis {
-    let (lo, hi) = (rates[0], rates[rates.len() - 1]);
-    let log = lo > 0.0 && hi / lo >= 4.0;
-    let (lo, hi) = if log {
-        (lo / 1.3, hi * 1.3)
-    } else if hi > lo {
-        let pad = (hi - lo) * 0.1;
-        ((lo - pad).max(0.0), hi + pad)
-    } else {
-        (lo * 0.5, hi * 1.5)
-    };
+    let (lo, hi) = (rates[0].max(1e-3), rates[rates.len() - 1].max(1e-3));
+    let lo = 10f64.powf(lo.log10().floor());
+    let mut hi = 10f64.powf(hi.log10().ceil());
+    if hi <= lo {
+        hi = lo * 10.0;
+    }
     Axis {
         lo,
         hi,
-        log,
+        log: true,
         from: LEFT,
         to: RIGHT,
     }
@@ -247,48 +310,140 @@ fn y_grid(y: &Axis, out: &mut String) {
     );
 }
 
-fn x_ticks(report: &BenchReport, rates: &[f64], x: &Axis, out: &mut String) {
-    let derived = report.ladder.rule == LadderRule::Derived;
+/// Ticks at 1, 2 and 5 × 10ⁿ (the fixed scale), and each rung marked on the axis with
+/// its rate (and, for a derived ladder, its fraction of the estimated capacity) in the
+/// achieved-rate panel below.
+fn x_ticks(x: &Axis, out: &mut String) {
+    let mut d = x.lo;
+    while d <= x.hi * 1.0001 {
+        for m in [1.0, 2.0, 5.0] {
+            let v = d * m;
+            if v > x.hi * 1.0001 {
+                continue;
+            }
+            let px = x.px(v);
+            let major = m == 1.0;
+            let _ = writeln!(
+                out,
+                r##"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{BOTTOM}" stroke="{}"/><line x1="{px:.1}" x2="{px:.1}" y1="{BOTTOM}" y2="{}" stroke="#333"/><text x="{px:.1}" y="{}" text-anchor="middle" fill="{}">{}</text>"##,
+                if major { "#d0d0d0" } else { "#eeeeee" },
+                BOTTOM + 5.0,
+                BOTTOM + 19.0,
+                if major { "#333" } else { "#888" },
+                rate(v)
+            );
+        }
+        d *= 10.0;
+    }
+    let _ = writeln!(
+        out,
+        r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#333">offered rate, requests/s (log scale, whole decades: the same scale in every chart)</text>"##,
+        (LEFT + RIGHT) / 2.0,
+        BOTTOM + 40.0
+    );
+}
+
+/// The panel under the plot: per rung and engine, the achieved rate as a share of the
+/// offered one (a line), labelled with the achieved rate, and the requests shed.
+fn achieved_panel(
+    report: &BenchReport,
+    engines: &[&str],
+    rates: &[f64],
+    x: &Axis,
+    out: &mut String,
+) {
+    let _ = writeln!(
+        out,
+        r##"<rect x="{LEFT}" y="{LOW_TOP}" width="{}" height="{}" fill="none" stroke="#333"/>"##,
+        RIGHT - LEFT,
+        LOW_BOTTOM - LOW_TOP
+    );
+    let y = Axis {
+        lo: 0.0,
+        hi: 120.0,
+        log: false,
+        from: LOW_BOTTOM,
+        to: LOW_TOP,
+    };
+    for v in [0.0, 50.0, 100.0] {
+        let py = y.px(v);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" x2="{RIGHT}" y1="{py:.1}" y2="{py:.1}" stroke="{}"/><text x="{}" y="{:.1}" text-anchor="end" fill="#333">{v}%</text>"##,
+            if v == 100.0 { "#999" } else { "#e0e0e0" },
+            LEFT - 6.0,
+            py + 4.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<text x="{LEFT}" y="{}" font-weight="bold" fill="#222">achieved ÷ offered rate per rung (labels: achieved/s; red: requests shed)</text>"##,
+        LOW_TOP - 8.0
+    );
+    let l = &report.ladder;
     for &r in rates {
         let px = x.px(r);
-        let _ = writeln!(
-            out,
-            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{BOTTOM}" stroke="#f0f0f0"/><line x1="{px:.1}" x2="{px:.1}" y1="{BOTTOM}" y2="{}" stroke="#333"/>"##,
-            BOTTOM + 5.0
-        );
-        let _ = writeln!(
-            out,
-            r##"<text x="{px:.1}" y="{}" text-anchor="middle" fill="#333">{}</text>"##,
-            BOTTOM + 19.0,
-            rate(r)
-        );
-        let l = &report.ladder;
         let fraction = l
             .rates
             .iter()
-            .position(|&x| x == r)
-            .and_then(|i| l.fractions.get(i));
-        if let (true, Some(f)) = (derived, fraction) {
+            .position(|&v| v == r)
+            .and_then(|i| l.fractions.get(i))
+            .filter(|_| l.rule == LadderRule::Derived);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{LOW_BOTTOM}" y2="{}" stroke="#333"/><text x="{px:.1}" y="{}" text-anchor="middle" fill="#555" font-size="10">{}/s{}</text>"##,
+            LOW_BOTTOM + 5.0,
+            LOW_BOTTOM + 17.0,
+            rate(r),
+            fraction.map_or(String::new(), |f| format!(" ({}%)", f * 100.0))
+        );
+    }
+    for (e, engine) in engines.iter().enumerate() {
+        let colour = PALETTE[e % PALETTE.len()];
+        let mut rows: Vec<&RungSummary> = report
+            .summary
+            .iter()
+            .filter(|s| s.engine == *engine && s.offered_rate > 0.0)
+            .collect();
+        rows.sort_by(|a, b| a.offered_rate.total_cmp(&b.offered_rate));
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .map(|s| {
+                let share = (100.0 * s.achieved_rate.median / s.offered_rate).clamp(0.0, 120.0);
+                (x.px(s.offered_rate), y.px(share))
+            })
+            .collect();
+        if pts.len() > 1 {
+            let p: Vec<String> = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
             let _ = writeln!(
                 out,
-                r##"<text x="{px:.1}" y="{}" text-anchor="middle" fill="#888" font-size="10">{}%</text>"##,
-                BOTTOM + 32.0,
-                f * 100.0
+                r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="1.5"/>"#,
+                p.join(" ")
             );
         }
+        for (s, &(px, py)) in rows.iter().zip(&pts) {
+            let _ = writeln!(
+                out,
+                r#"<g class="achieved"><title>{}</title><circle cx="{px:.1}" cy="{py:.1}" r="3" fill="{colour}"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" fill="{colour}" font-size="9">{}</text></g>"#,
+                esc(&format!(
+                    "{engine} at {}/s: achieved {}/s, shed {}",
+                    rate(s.offered_rate),
+                    rate(s.achieved_rate.median),
+                    s.shed.median
+                )),
+                py - 6.0 - 10.0 * e as f64,
+                rate(s.achieved_rate.median)
+            );
+            if s.shed.median > 0 || s.overloaded {
+                let _ = writeln!(
+                    out,
+                    r#"<text class="shed" x="{px:.1}" y="{:.1}" text-anchor="middle" fill="{OVERLOAD}" font-size="9">shed {}</text>"#,
+                    LOW_BOTTOM - 6.0 - 10.0 * e as f64,
+                    s.shed.median
+                );
+            }
+        }
     }
-    let axis = if derived {
-        "offered rate, requests/s (and % of estimated capacity)"
-    } else {
-        "offered rate, requests/s"
-    };
-    let _ = writeln!(
-        out,
-        r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#333">{axis}{}</text>"##,
-        (LEFT + RIGHT) / 2.0,
-        BOTTOM + 52.0,
-        if x.log { ", log scale" } else { "" }
-    );
 }
 
 fn load_point(report: &BenchReport, x: &Axis, out: &mut String) {
@@ -348,7 +503,7 @@ fn overload_bands(report: &BenchReport, rates: &[f64], x: &Axis, out: &mut Strin
 }
 
 /// A tick label: `100µs`, `2ms`, `10ms`, `1s`.
-fn tick_label(us: f64) -> String {
+pub(crate) fn tick_label(us: f64) -> String {
     if us < 1e3 {
         format!("{}µs", us.round())
     } else if us < 1e6 {
@@ -393,7 +548,7 @@ fn series(
             .collect();
         let _ = writeln!(
             out,
-            r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}/>"#,
+            r#"<polyline class="series" data-quantile="{q}" points="{}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}/>"#,
             points.join(" ")
         );
     }
@@ -424,7 +579,11 @@ fn series(
             tip.push_str("; DISTURBED: the machine may have set this figure");
         }
         let fill = if s.overloaded { "#ffffff" } else { colour };
-        let _ = write!(out, "<g><title>{}</title>", esc(&tip));
+        let _ = write!(
+            out,
+            r#"<g class="point" data-quantile="{q}"><title>{}</title>"#,
+            esc(&tip)
+        );
         draw_marker(marker, px, py, fill, colour, out);
         if s.disturbed {
             disturbed_ring(px, py, out);
@@ -468,6 +627,20 @@ fn draw_marker(m: Marker, px: f64, py: f64, fill: &str, stroke: &str, out: &mut 
             py + 4.0,
             px - 5.0,
             py + 4.0
+        ),
+        Marker::Diamond => write!(
+            out,
+            r#"<path d="M{px:.1},{:.1}L{:.1},{py:.1}L{px:.1},{:.1}L{:.1},{py:.1}Z" fill="{fill}" stroke="{stroke}" stroke-width="2"/>"#,
+            py - 5.5,
+            px + 5.5,
+            py + 5.5,
+            px - 5.5
+        ),
+        Marker::Cross => write!(
+            out,
+            r#"<path d="M{:.1},{:.1}l10,10m0,-10l-10,10" stroke="{stroke}" stroke-width="2"/>"#,
+            px - 5.0,
+            py - 5.0
         ),
     };
 }
@@ -563,12 +736,4 @@ fn legend(engines: &[&str], drawn: &[bool], repeat: usize, out: &mut String) {
         );
         y += 15.0;
     }
-}
-
-/// Escapes text for SVG character data and attribute values.
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }

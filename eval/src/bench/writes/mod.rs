@@ -6,13 +6,15 @@
 //!
 //! Flow: [`scratch`] (copy, fingerprint) → [`batches`] (the documents written) →
 //! [`trial`] (reads + writer, split by due time) → [`summary`] (over repetitions) →
-//! [`table`] (stdout) and the JSON ([`model::WritesReport`]). The rules are in
+//! [`table`] (stdout), the JSON ([`model::WritesReport`]), the plot ([`svg`], `--svg`) and
+//! the HTML report (`--html`, [`crate::html`]). The rules are in
 //! docs/PERF.md, "The writes arm".
 
 pub mod batches;
 pub mod model;
 pub mod scratch;
 pub mod summary;
+pub mod svg;
 pub mod table;
 pub mod trial;
 
@@ -43,8 +45,14 @@ pub const RATE_FRACTION: f64 = 0.25;
 /// table on stdout, writes the JSON if asked, and fails if a source index changed.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<WritesReport> {
     check_flags(args)?;
-    if let Some(p) = &args.json {
-        crate::bench::report::check_writable(p, "--json")?;
+    for (p, flag) in [
+        (&args.json, "--json"),
+        (&args.svg, "--svg"),
+        (&args.html, "--html"),
+    ] {
+        if let Some(p) = p {
+            crate::bench::report::check_writable(p, flag)?;
+        }
     }
     let chosen = select(engines, &args.engines)?;
     let queries = QueryCycle::load(&args.queries, args.seed)?;
@@ -201,9 +209,18 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         environment: Some(environment),
         complete: true,
     };
-    print!("{}", table::render(&report));
+    let text = table::render(&report);
+    print!("{text}");
     if let Some(path) = &args.json {
         write_json(&report, path)?;
+        eprintln!("bench: wrote {}", path.display());
+    }
+    if let Some(path) = &args.svg {
+        crate::bench::report::write_svg(&svg::render_svg(&report), path)?;
+        eprintln!("bench: wrote {}", path.display());
+    }
+    if let Some(path) = &args.html {
+        crate::html::writes_page(&report, &text).write(path)?;
         eprintln!("bench: wrote {}", path.display());
     }
     if let Some(changed) = report.sources.iter().find(|s| !s.identical()) {
@@ -222,8 +239,8 @@ fn check_flags(args: &BenchArgs) -> anyhow::Result<()> {
         "--rates and --fractions shape the ladder; the writes arm reads at one --rate"
     );
     ensure!(
-        args.svg.is_none() && args.baseline.is_none(),
-        "--svg and --baseline belong to the ladder, not the writes arm"
+        args.baseline.is_none(),
+        "--baseline belongs to the ladder, not the writes arm"
     );
     if let Some(r) = args.rate {
         ensure!(

@@ -126,6 +126,28 @@ pub struct TrialRun {
     /// Time the hypervisor took from the machine while the reads ran, in cores.
     #[serde(default)]
     pub steal_cpu: Option<f64>,
+    /// Every completed read, in due order: what the plot draws (each read at its due
+    /// time). All of them are kept: a trial has tens of thousands at most, and the plot
+    /// thins its points itself ([`crate::bench::writes::svg`]). Failed and shed reads
+    /// are only counted (in `in_commit` and `outside`).
+    #[serde(default)]
+    pub samples: Vec<ReadSample>,
+}
+
+/// One completed read: `(due, latency)` in microseconds, the due time from the schedule's
+/// start (the same origin as a commit's `start_secs`). A pair, so that the JSON stays
+/// small: `[1234567, 812]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ReadSample(pub u64, pub u64);
+
+impl ReadSample {
+    pub fn due_us(self) -> u64 {
+        self.0
+    }
+
+    pub fn latency_us(self) -> u64 {
+        self.1
+    }
 }
 
 /// One write: the batch added and committed, and what the committing thread saw after.

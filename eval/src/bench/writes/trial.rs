@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::batches::{ALL_MARKER, Batch};
-use super::model::{CommitRecord, Phase, ReadClass, TrialRun};
+use super::model::{CommitRecord, Phase, ReadClass, ReadSample, TrialRun};
 use crate::bench::backend::Backend;
 use crate::bench::loadgen::{
     LiveRung, Outcome, RequestTimes, Schedule, open_loop_origin, run_open_loop_from,
@@ -134,6 +134,7 @@ pub fn run_trial(
         outside,
         after,
     } = split(&schedule, &outcome, &windows);
+    let samples = samples(&outcome);
     TrialRun {
         requests: spec.requests,
         duration_secs: outcome.elapsed_ns as f64 / 1e9,
@@ -155,7 +156,26 @@ pub fn run_trial(
         load_end,
         others_cpu,
         steal_cpu,
+        samples,
     }
+}
+
+/// Every completed read as `(due, latency)` in microseconds, in due order (the log is in
+/// completion order).
+pub fn samples(outcome: &Outcome) -> Vec<ReadSample> {
+    let log: &[RequestTimes] = outcome.completions.log.as_deref().unwrap_or_default();
+    let mut v: Vec<ReadSample> = log
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| {
+            ReadSample(
+                r.due_ns / 1_000,
+                r.done_ns.saturating_sub(r.due_ns).div_ceil(1_000),
+            )
+        })
+        .collect();
+    v.sort_unstable();
+    v
 }
 
 struct WritePlan {
@@ -375,6 +395,10 @@ mod tests {
             });
         }
         let outcome = Outcome::new(10, c, DispatchTally::default());
+        // The plot's samples: the 7 completed reads, in due order, latency in µs.
+        let kept = samples(&outcome);
+        assert_eq!(kept.len(), 7);
+        assert_eq!((kept[4].due_us(), kept[4].latency_us()), (5_000, 2_000));
         // One write over [3 ms, 6 ms): requests 3, 4, 5 are due inside it.
         let Split {
             in_commit: inside,
