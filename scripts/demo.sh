@@ -34,7 +34,7 @@ echo "   (a quantile is shown only with 100 requests beyond it: p90 needs 1,000,
 echo "   so this short run has p50 and p90 but no p99; \`make bench\` runs 10,000 a rung)"
 "$BIN/heddle-eval" bench --index "$DATA/index" --queries "$DATA/corpus/queries.jsonl" \
   --rates 250,500,1000,2000 --samples 2000 --min-duration 0 \
-  --json "$REPORT/ladder.json" --svg "$REPORT/ladder.svg"
+  --json "$REPORT/ladder.json" --svg "$REPORT/ladder.svg" --html "$REPORT/ladder.html"
 
 echo
 echo "== 5. what a commit costs the reads beside it: one writes-arm trial on a copy of the index"
@@ -42,10 +42,12 @@ echo "   (4,000 reads at 400/s while 5,000 documents are added and committed; th
 echo "   is not touched and is checked byte-identical afterwards)"
 "$BIN/heddle-eval" bench --writes --index "$DATA/index" --queries "$DATA/corpus/queries.jsonl" \
   --rate 400 --samples 4000 --write-docs 5000 --commit-threads 1 \
-  --json "$REPORT/writes.json"
+  --json "$REPORT/writes.json" --svg "$REPORT/writes.svg" --html "$REPORT/writes.html"
 
 echo
-echo "demo done: corpus in $DATA/corpus, index in $DATA/index, reports in $REPORT (all git-ignored)"
+echo "demo done: corpus in $DATA/corpus, index in $DATA/index (all git-ignored)"
+echo "reports: $REPORT/ladder.html and $REPORT/writes.html (open in a browser: tables, charts,"
+echo "         the machine they were measured on), with the charts and figures as .svg and .json"
 echo "next: make compare   (heddle against tantivy on the 171,332-document synthetic corpus)"
 echo "      make quality   (SciFact against Anserini's published BM25 figures; needs ../shared/data)"
 echo "      make bench     (the derived ladder on this index, 10,000 requests a rung, 3 repetitions)"
