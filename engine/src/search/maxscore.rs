@@ -165,11 +165,18 @@ pub(crate) fn top_k(
         let mut window = BlockWindow::EMPTY;
 
         while essential_from < n {
-            let doc = cursors[essential_from..]
-                .iter()
-                .map(|c| c.cursor.doc())
-                .min()
-                .unwrap_or(TERMINATED);
+            // One essential list is the common case once θ is set (a frequent word beside
+            // the query's rarest): it is read directly, without a loop over one cursor.
+            let single = essential_from + 1 == n;
+            let doc = if single {
+                cursors[essential_from].cursor.doc()
+            } else {
+                cursors[essential_from..]
+                    .iter()
+                    .map(|c| c.cursor.doc())
+                    .min()
+                    .unwrap_or(TERMINATED)
+            };
             if doc == TERMINATED {
                 break;
             }
@@ -208,12 +215,18 @@ pub(crate) fn top_k(
                 continue;
             }
             let len = lengths.get(doc);
-            let mut partial = 0.0;
-            for c in &cursors[essential_from..] {
-                if c.cursor.doc() == doc {
-                    partial += c.scorer.score(c.cursor.tf(), len);
+            let partial = if single {
+                let c = &cursors[essential_from];
+                c.scorer.score(c.cursor.tf(), len)
+            } else {
+                let mut partial = 0.0;
+                for c in &cursors[essential_from..] {
+                    if c.cursor.doc() == doc {
+                        partial += c.scorer.score(c.cursor.tf(), len);
+                    }
                 }
-            }
+                partial
+            };
             let admitted = match theta {
                 None => {
                     for c in &mut cursors[..essential_from] {
@@ -247,9 +260,13 @@ pub(crate) fn top_k(
                 let next = non_essential_count(&prefix, theta);
                 essential_from = essential_from.max(next);
             }
-            for c in &mut cursors[scored_from..] {
-                if c.cursor.doc() == doc {
-                    c.cursor.advance();
+            if single {
+                cursors[scored_from].cursor.advance();
+            } else {
+                for c in &mut cursors[scored_from..] {
+                    if c.cursor.doc() == doc {
+                        c.cursor.advance();
+                    }
                 }
             }
         }
