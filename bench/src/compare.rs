@@ -463,8 +463,7 @@ fn check_agreement(
         .iter()
         .map(|(e, _, _, dir)| e.scored(dir, args.analysis))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let queries =
-        heddle_corpus::beir::open_queries(&args.bench.queries)?.collect::<Result<Vec<_>, _>>()?;
+    let queries = heddle_eval::formats::read_topics(&args.bench.queries)?;
     eprintln!(
         "compare: agreement check: {} queries on both engines, top {k} (asked {depth} deep)",
         queries.len()

@@ -5,5 +5,6 @@ pub mod ab;
 pub mod bench;
 pub mod cli;
 pub mod env;
+pub mod formats;
 pub mod progress;
 pub mod quality;

@@ -272,3 +272,41 @@ fn a_single_field_and_a_fusion_cannot_be_asked_for_together() {
         "{out}"
     );
 }
+
+#[test]
+fn trec_topics_and_qrels_give_the_figures_of_their_beir_twins() {
+    let f = Fixture::new(false);
+    let topics = "q1\tvitamin D bone density\nq2\tstatins cholesterol\nq3\tmemory sleep\n";
+    let trec_qrels = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d4 0\nq2 0 d3 1\nq3 0 d6 0\n";
+    std::fs::write(f.root.join("topics.tsv"), topics).unwrap();
+    std::fs::write(f.root.join("trec.qrels"), trec_qrels).unwrap();
+    let beir = f.quality(&["--json"]);
+    let beir = json(&ok(&beir.iter().map(String::as_str).collect::<Vec<_>>()));
+    let mut trec = f.quality(&["--json"]);
+    trec[4] = f.path("topics.tsv");
+    trec[6] = f.path("trec.qrels");
+    let trec = json(&ok(&trec.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(beir["queries"], 3);
+    for key in ["queries", "ndcg_cut_10", "recall_100"] {
+        assert_eq!(beir[key], trec[key], "{key}");
+    }
+    // compare-runs reads TREC qrels too.
+    let run = f.path("r.run");
+    let args = f.quality(&["--run-out", &run]);
+    ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = ok(&[
+        "compare-runs",
+        &run,
+        &run,
+        "--qrels",
+        &f.path("trec.qrels"),
+    ]);
+    assert!(out.contains("3 queries"), "{out}");
+    // A line in neither format names the file and line.
+    std::fs::write(f.root.join("bad.qrels"), "q1 0 d1 1\nq1 d2 1\n").unwrap();
+    let bad = f.path("bad.qrels");
+    fails(
+        &["compare-runs", &run, &run, "--qrels", &bad],
+        &format!("{bad}:2: expected 4 columns"),
+    );
+}

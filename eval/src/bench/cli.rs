@@ -31,8 +31,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub index: PathBuf,
 
-    /// BEIR queries.jsonl (or the directory holding it); requests cycle through the
-    /// queries in a seeded shuffled order.
+    /// BEIR queries.jsonl (or the directory holding it) or a TREC topics file
+    /// (qid<TAB>text); requests cycle through the queries in a seeded shuffled order.
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
 

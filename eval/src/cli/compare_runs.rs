@@ -14,7 +14,8 @@ pub struct CompareRunsArgs {
     pub a: PathBuf,
     /// The run compared with it.
     pub b: PathBuf,
-    /// BEIR qrels .tsv (or a BEIR directory): every query in it is compared.
+    /// Judgments: BEIR qrels .tsv (or a BEIR directory) or TREC qrels (qid iter docid
+    /// rel), told apart by their content. Every query in it is compared.
     #[arg(long)]
     pub qrels: PathBuf,
     /// Bootstrap resamples, from 1 to 1000000.

@@ -19,10 +19,12 @@ use crate::quality::{self, METRICS, Retrieval, Run};
 pub struct QualityArgs {
     #[arg(long)]
     pub index: PathBuf,
-    /// BEIR queries.jsonl (or the directory holding it).
+    /// Queries: BEIR queries.jsonl (or the directory holding it) or a TREC topics file
+    /// (qid<TAB>text a line), told apart by their content.
     #[arg(long)]
     pub queries: PathBuf,
-    /// BEIR qrels .tsv (or a BEIR directory: qrels/test.tsv). Every query in it is evaluated.
+    /// Judgments: BEIR qrels .tsv (or a BEIR directory: qrels/test.tsv) or TREC qrels
+    /// (qid iter docid rel), told apart by their content. Every query in it is evaluated.
     #[arg(long)]
     pub qrels: PathBuf,
     /// BM25 term-frequency saturation, from 0 to 1000 (Anserini's BEIR baselines use 0.9).
@@ -176,13 +178,8 @@ fn retrieval(args: &QualityArgs) -> anyhow::Result<Retrieval> {
 
 /// Query id → text. A query id given twice is an error (which text would count?).
 fn read_queries(path: &std::path::Path) -> anyhow::Result<HashMap<String, String>> {
-    let mut texts = HashMap::new();
-    for query in heddle_corpus::beir::open_queries(path)? {
-        let query = query?;
-        if texts.contains_key(&query.id) {
-            bail!("{}: query id {:?} appears twice", path.display(), query.id);
-        }
-        texts.insert(query.id, query.text);
-    }
-    Ok(texts)
+    Ok(crate::formats::read_unique_topics(path)?
+        .into_iter()
+        .map(|q| (q.id, q.text))
+        .collect())
 }

@@ -19,8 +19,4 @@ pub use metrics::{Evaluation, METRICS, Metric, Qrels, evaluate, ndcg_at, recall_
 pub use run::{Run, RunEntry, trec_order};
 pub use streams::{Combine, Retrieval, StreamSpec, parse_streams, parse_weights};
 
-/// Reads a BEIR qrels file (or directory) grouped by query.
-pub fn read_qrels(path: &std::path::Path) -> anyhow::Result<Qrels> {
-    let judgments = heddle_corpus::beir::read_qrels(path)?;
-    Ok(heddle_corpus::beir::qrels_by_query(&judgments))
-}
+pub use crate::formats::read_qrels;
