@@ -30,7 +30,7 @@ pub fn read_topics(path: &Path) -> anyhow::Result<Vec<Query>> {
     let Some((line_no, first)) = first_line(&path)? else {
         return Ok(Vec::new());
     };
-    if first.starts_with('{') {
+    if first.trim_start().starts_with('{') {
         return Ok(beir::open_queries(&path)?.collect::<Result<Vec<_>, _>>()?);
     }
     if !first.contains('\t') {

@@ -65,10 +65,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Merge(args) => merge::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Bench(args) if args.writes => {
-            crate::bench::writes::run(&args, &crate::bench::default_engines()).map(drop)
+            crate::bench::writes::run(&args, &crate::bench::engines_for(&args)?).map(drop)
         }
         Command::Bench(args) => {
-            crate::bench::run(&args, &crate::bench::default_engines()).map(drop)
+            crate::bench::run(&args, &crate::bench::engines_for(&args)?).map(drop)
         }
         Command::CrashWriter(args) => crash_writer::run(&args),
         Command::ReadLoop(args) => read_loop::run(&args),
