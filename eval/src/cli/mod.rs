@@ -32,7 +32,7 @@ pub enum Command {
     Index(index::IndexArgs),
     /// Add documents from a JSONL file to an index and commit them.
     Add(add::AddArgs),
-    /// Search an index with BM25.
+    /// Search an index with BM25: one query, or a topics file into a TREC run.
     Search(search::SearchArgs),
     /// Delete documents by external id, in one commit.
     Delete(delete::DeleteArgs),
@@ -48,7 +48,7 @@ pub enum Command {
     /// Test helper: open, reload and search in a loop, counting failures.
     #[command(hide = true)]
     ReadLoop(read_loop::ReadLoopArgs),
-    /// nDCG@10 and recall@100 on judged queries (trec_eval -c semantics); writes the run.
+    /// nDCG@10 and recall@100 (or -m measures) on judged queries, as trec_eval -c; writes the run.
     Quality(quality::QualityArgs),
     /// Compare two TREC runs query by query: differences with paired bootstrap intervals.
     CompareRuns(compare_runs::CompareRunsArgs),
