@@ -359,4 +359,32 @@ mod tests {
         assert!(parse_weights("1,-1", 2).is_err());
         assert!(parse_weights("1,nan", 2).is_err());
     }
+
+    #[test]
+    fn the_rrf_depth_is_fixed_not_the_hits_asked_for() {
+        let bm25 = Bm25Params::default();
+        let fused = |hits: usize, depth: Option<usize>, combine: Combine| Retrieval {
+            streams: parse_streams("title,text").unwrap(),
+            weights: vec![1.0, 1.0],
+            combine,
+            rrf: Rrf { k: 60.0, depth },
+            bm25,
+            hits,
+            remove_query: false,
+        };
+        assert_eq!(
+            fused(2, None, Combine::Rrf).depth(),
+            Some(DEFAULT_FUSION_DEPTH)
+        );
+        assert_eq!(
+            fused(10, None, Combine::Rrf).depth(),
+            Some(DEFAULT_FUSION_DEPTH)
+        );
+        assert_eq!(fused(5000, None, Combine::Rrf).depth(), Some(5000));
+        assert_eq!(fused(2, Some(7), Combine::Rrf).depth(), Some(7));
+        assert_eq!(fused(2, None, Combine::Sum).depth(), None);
+        let settings = fused(2, None, Combine::Rrf).stream_settings();
+        assert_eq!(settings[1].field, "text");
+        assert_eq!((settings[1].k1, settings[1].b), (1.2, 0.75));
+    }
 }
