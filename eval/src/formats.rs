@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -22,6 +22,10 @@ use heddle_corpus::beir::{self, Query};
 use crate::quality::Qrels;
 
 const BOM: char = '\u{FEFF}';
+
+/// The longest line of a TREC topics or qrels file: far beyond any real query or
+/// judgment, and a bound on what a wrong file (one without newlines) makes us hold.
+const MAX_LINE_BYTES: u64 = 1 << 20;
 
 /// Reads every query of a BEIR `queries.jsonl` or a TREC topics file (`qid<TAB>text`),
 /// in file order. Errors name the file and line.
@@ -143,11 +147,18 @@ fn for_each_line(
     loop {
         buf.clear();
         line_no += 1;
-        let n = reader
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
             .read_until(b'\n', &mut buf)
             .with_context(|| format!("{}:{line_no}: reading", path.display()))?;
         if n == 0 {
             return Ok(());
+        }
+        if n as u64 > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+            bail!(
+                "{}:{line_no}: line longer than {MAX_LINE_BYTES} bytes",
+                path.display()
+            );
         }
         let Ok(line) = std::str::from_utf8(&buf) else {
             bail!("{}:{line_no}: invalid UTF-8", path.display());
@@ -281,6 +292,12 @@ mod tests {
             err(read_topics(&p)).starts_with(&format!("{}:2: invalid JSON", p.display())),
             "{}",
             err(read_topics(&p))
+        );
+        let long = format!("1\t{}\n", "x".repeat(MAX_LINE_BYTES as usize + 1));
+        let p = file(&dir, "long", &format!("0\ta\n{long}"));
+        assert_eq!(
+            err(read_topics(&p)),
+            format!("{}:2: line longer than {MAX_LINE_BYTES} bytes", p.display())
         );
         let p = file(&dir, "e", "1\tx\n1\ty\n");
         assert!(err(read_unique_topics(&p)).contains("query id \"1\" appears twice"));
