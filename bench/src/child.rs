@@ -148,6 +148,8 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
         samples: args.requests,
         min_duration_secs: 0.0,
         k: args.k,
+        k1: Some(heddle::Bm25Params::default().k1),
+        b: Some(heddle::Bm25Params::default().b),
         seed: args.seed,
         repeat: 1,
         baseline: None,

@@ -95,8 +95,24 @@ pub struct CompareArgs {
     pub bench: BenchArgs,
 }
 
+/// tantivy's BM25 is fixed at k1 1.2, b 0.75 (the engine's default), so heddle is
+/// compared at those: `--k1`/`--b` (from `heddle-eval bench`'s flags) may not differ.
+fn tantivy_bm25(args: &CompareArgs) -> anyhow::Result<()> {
+    let fixed = heddle::Bm25Params::default();
+    ensure!(
+        args.bench.k1 == fixed.k1 && args.bench.b == fixed.b,
+        "--k1 {} --b {}: tantivy's BM25 is fixed at k1 {} b {}, and heddle is compared at the same",
+        args.bench.k1,
+        args.bench.b,
+        fixed.k1,
+        fixed.b
+    );
+    Ok(())
+}
+
 /// Runs the comparison; prints as it goes and returns the report.
 pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
+    tantivy_bm25(args)?;
     let load_start = heddle_eval::bench::probe::load_average();
     let mut environment = heddle_eval::env::Environment::capture(&args.workdir);
     // 1. Indexes.
@@ -288,6 +304,7 @@ fn time_opens(
 /// engine's median [min–max] and, with two engines, the ratio of the medians (heddle
 /// over tantivy).
 pub fn run_open_only(args: &CompareArgs) -> anyhow::Result<()> {
+    tantivy_bm25(args)?;
     let Prepared { factories, .. } = prepare(args)?;
     for f in &factories {
         drop(
@@ -437,6 +454,7 @@ fn indexes(
 /// trial by trial (docs/PERF.md, "The writes arm"). No agreement check, sequential pass
 /// or ladder: the arm measures what a commit costs the reads beside it.
 pub fn run_writes(args: &CompareArgs) -> anyhow::Result<WritesReport> {
+    tantivy_bm25(args)?;
     let Prepared { factories, .. } = prepare(args)?;
     let mut bench = args.bench.clone();
     bench.index = args.workdir.clone();
@@ -474,8 +492,7 @@ fn check_agreement(
         .iter()
         .map(|(e, _, _, dir)| e.scored(dir, args.analysis))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let queries =
-        heddle_corpus::beir::open_queries(&args.bench.queries)?.collect::<Result<Vec<_>, _>>()?;
+    let queries = heddle_eval::formats::read_topics(&args.bench.queries)?;
     eprintln!(
         "compare: agreement check: {} queries on both engines, top {k} (asked {depth} deep)",
         queries.len()

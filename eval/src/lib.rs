@@ -5,6 +5,7 @@ pub mod ab;
 pub mod bench;
 pub mod cli;
 pub mod env;
+pub mod formats;
 pub mod html;
 pub mod progress;
 pub mod quality;

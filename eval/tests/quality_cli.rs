@@ -272,3 +272,152 @@ fn a_single_field_and_a_fusion_cannot_be_asked_for_together() {
         "{out}"
     );
 }
+
+#[test]
+fn trec_topics_and_qrels_give_the_figures_of_their_beir_twins() {
+    let f = Fixture::new(false);
+    let topics = "q1\tvitamin D bone density\nq2\tstatins cholesterol\nq3\tmemory sleep\n";
+    let trec_qrels = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d4 0\nq2 0 d3 1\nq3 0 d6 0\n";
+    std::fs::write(f.root.join("topics.tsv"), topics).unwrap();
+    std::fs::write(f.root.join("trec.qrels"), trec_qrels).unwrap();
+    let beir = f.quality(&["--json"]);
+    let beir = json(&ok(&beir.iter().map(String::as_str).collect::<Vec<_>>()));
+    let mut trec = f.quality(&["--json"]);
+    trec[4] = f.path("topics.tsv");
+    trec[6] = f.path("trec.qrels");
+    let trec = json(&ok(&trec.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(beir["queries"], 3);
+    for key in ["queries", "ndcg_cut_10", "recall_100"] {
+        assert_eq!(beir[key], trec[key], "{key}");
+    }
+    // compare-runs reads TREC qrels too.
+    let run = f.path("r.run");
+    let args = f.quality(&["--run-out", &run]);
+    ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = ok(&["compare-runs", &run, &run, "--qrels", &f.path("trec.qrels")]);
+    assert!(out.contains("3 queries"), "{out}");
+    // A line in neither format names the file and line.
+    std::fs::write(f.root.join("bad.qrels"), "q1 0 d1 1\nq1 d2 1\n").unwrap();
+    let bad = f.path("bad.qrels");
+    fails(
+        &["compare-runs", &run, &run, "--qrels", &bad],
+        &format!("{bad}:2: expected 4 columns"),
+    );
+}
+
+#[test]
+fn metric_flags_choose_the_measures_under_trec_eval_names() {
+    let f = Fixture::new(false);
+    let run_path = f.path("m.run");
+    let args = f.quality(&[
+        "-m",
+        "map,P.5,10",
+        "--metric",
+        "MRR@10",
+        "--json",
+        "--per-query",
+        "--run-out",
+        &run_path,
+    ]);
+    let out = json(&ok(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert!(out.get("ndcg_cut_10").is_none(), "{out}");
+    let run = Run::read_trec_file(run_path.as_ref()).unwrap();
+    let qrels = quality::read_qrels(f.path("data/qrels/test.tsv").as_ref()).unwrap();
+    let metrics = quality::Metric::parse_list(&["map,P.5,10,MRR@10"]).unwrap();
+    let again = quality::evaluate(&run, &qrels, &metrics);
+    for (m, name) in ["map", "P_5", "P_10", "recip_rank_cut_10"]
+        .iter()
+        .enumerate()
+    {
+        let printed = out[*name].as_f64().unwrap();
+        assert!((printed - again.mean(m)).abs() < 1e-12, "{name}");
+        assert!(out["per_query"]["q1"][*name].is_number(), "{name}");
+    }
+    let args = f.quality(&["-m", "bpref"]);
+    fails(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "unknown metric \"bpref\"",
+    );
+    // Text: one line a measure, by the names people write.
+    let args = f.quality(&["-m", "map", "-m", "P.5"]);
+    let text = ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(text.contains("\nMAP ") && text.contains("\nP@5 "), "{text}");
+    assert!(!text.contains("nDCG@10"), "{text}");
+}
+
+#[test]
+fn compare_runs_compares_the_measures_asked_for() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/metrics");
+    let p = |n: &str| data.join(n).to_string_lossy().into_owned();
+    let out = json(&ok(&[
+        "compare-runs",
+        &p("case.run"),
+        &p("case.run"),
+        "--qrels",
+        &p("case.qrels"),
+        "-m",
+        "map,recip_rank",
+        "--json",
+    ]));
+    let metrics = out["metrics"].as_array().unwrap();
+    assert_eq!(metrics.len(), 2);
+    assert_eq!(metrics[0]["metric"], "map");
+    assert_eq!(metrics[1]["metric"], "recip_rank");
+    // trec_eval's figures (tests/data/metrics/expected.tsv).
+    assert!((metrics[0]["a"].as_f64().unwrap() - 0.2875036075036075).abs() < 1e-12);
+    assert!((metrics[1]["b"].as_f64().unwrap() - 0.4305555555555555).abs() < 1e-12);
+}
+
+#[test]
+fn an_empty_query_scores_zero_not_minus_zero() {
+    let f = Fixture::new(false);
+    std::fs::write(
+        f.root.join("topics.tsv"),
+        "q1\tvitamin D bone density\nq2\t\nq3\tmemory sleep\n",
+    )
+    .unwrap();
+    let mut args = f.quality(&["--json", "--per-query"]);
+    args[4] = f.path("topics.tsv");
+    let text = ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!text.contains("-0.0"), "{text}");
+    let out = json(&text);
+    let q2 = out["per_query"]["q2"]["ndcg_cut_10"].as_f64().unwrap();
+    assert!(q2 == 0.0 && q2.is_sign_positive(), "{q2:?}");
+    let args: Vec<String> = args.into_iter().filter(|a| a != "--json").collect();
+    let text = ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!text.contains("-0.0"), "{text}");
+}
+
+#[test]
+fn per_query_text_lists_query_ids_in_natural_order() {
+    let f = Fixture::new(false);
+    let ids = ["100", "10", "2", "1", "q10", "q9"];
+    let topics: String = ids.iter().map(|q| format!("{q}\tvitamin bone\n")).collect();
+    let qrels: String = ids.iter().map(|q| format!("{q} 0 d1 1\n")).collect();
+    std::fs::write(f.root.join("topics.tsv"), topics).unwrap();
+    std::fs::write(f.root.join("q.qrels"), qrels).unwrap();
+    let mut args = f.quality(&["--per-query"]);
+    args[4] = f.path("topics.tsv");
+    args[6] = f.path("q.qrels");
+    let text = ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("query "))
+        .skip(1)
+        .take(ids.len())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(listed, ["1", "2", "10", "100", "q9", "q10"], "{text}");
+}
+
+#[test]
+fn quality_prints_the_bm25_parameters_it_ran_with_default_or_given() {
+    let f = Fixture::new(false);
+    let args = f.quality(&[]);
+    let text = ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(text.contains("flat BM25 k1=1.2 b=0.75"), "{text}");
+    let args = f.quality(&["--k1", "0.9", "--b", "0.4", "--json"]);
+    let out = json(&ok(&args.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(out["streams"][0]["k1"], 0.9, "{out}");
+    assert_eq!(out["streams"][0]["b"], 0.4, "{out}");
+}

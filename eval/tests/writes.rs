@@ -38,6 +38,8 @@ fn settings(threads: usize, inflight: usize, k: usize) -> Settings {
         samples: 0,
         min_duration_secs: 0.0,
         k,
+        k1: None,
+        b: None,
         seed: 1,
         repeat: 1,
         baseline: None,
@@ -89,7 +91,7 @@ fn readers_see_the_harness_writers_batches_whole_and_the_writer_sees_its_own() {
     let _turn = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     small_index(dir.path(), 200);
-    let heddle = HeddleFactory
+    let heddle = HeddleFactory::default()
         .open_for_writes(dir.path(), &WriteOptions { threads: 1 })
         .unwrap();
     let counting = Counting {
@@ -317,7 +319,7 @@ fn the_writes_arm_works_on_a_copy_and_leaves_the_source_byte_identical() {
         json.to_str().unwrap(),
     ])
     .unwrap();
-    let report = writes::run(&args, &[Box::new(HeddleFactory)]).unwrap();
+    let report = writes::run(&args, &[Box::new(HeddleFactory::default())]).unwrap();
 
     assert_eq!(
         contents(&index),
@@ -383,6 +385,6 @@ fn writes_flags_need_writes_and_the_ladder_flags_are_refused() {
     let ok = parse(&["--index", "i", "--queries", "q"]).unwrap();
     assert!(!ok.writes && ok.write_docs == 20_000);
     let args = parse(&["--writes", "--index", "i", "--queries", "q", "--rates", "5"]).unwrap();
-    let err = writes::run(&args, &[Box::new(HeddleFactory)]).unwrap_err();
+    let err = writes::run(&args, &[Box::new(HeddleFactory::default())]).unwrap_err();
     assert!(err.to_string().contains("--rates"), "{err}");
 }

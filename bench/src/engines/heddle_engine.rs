@@ -69,23 +69,26 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
 #[derive(Debug, Clone)]
 pub struct HeddleAt {
     dir: PathBuf,
+    /// At the engine's default BM25, which is tantivy's.
+    factory: HeddleFactory,
 }
 
 impl HeddleAt {
     pub fn new(dir: &Path) -> Self {
         HeddleAt {
             dir: dir.to_path_buf(),
+            factory: HeddleFactory::default(),
         }
     }
 }
 
 impl BackendFactory for HeddleAt {
     fn name(&self) -> &str {
-        HeddleFactory.name()
+        self.factory.name()
     }
 
     fn open(&self, _index: &Path) -> anyhow::Result<Arc<dyn Backend>> {
-        HeddleFactory.open(&self.dir)
+        self.factory.open(&self.dir)
     }
 
     fn source_dir(&self, _index: &Path) -> PathBuf {
@@ -97,7 +100,7 @@ impl BackendFactory for HeddleAt {
         dir: &Path,
         options: &WriteOptions,
     ) -> anyhow::Result<Arc<dyn Backend>> {
-        HeddleFactory.open_for_writes(dir, options)
+        self.factory.open_for_writes(dir, options)
     }
 }
 

@@ -153,6 +153,26 @@ impl Analyzer {
         self.stemmer.stem(word)
     }
 
+    /// The words of `text` this analyzer drops as stop words, lowercased (and with
+    /// possessives removed, as the analyzer does before it looks them up), in order,
+    /// repeats kept. Empty when the analyzer has no stop words. For explaining an empty
+    /// result: a query of stop words only has no tokens to search for.
+    pub fn stop_words_in(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut scratch = String::new();
+        for word in tokenizer::words(text) {
+            scratch.clear();
+            tokenizer::lowercase_into(word, &mut scratch);
+            if self.config.english_possessives {
+                strip_possessive(&mut scratch);
+            }
+            if !scratch.is_empty() && self.config.stop_words.contains(&scratch) {
+                out.push(scratch.clone());
+            }
+        }
+        out
+    }
+
     /// The tokens of `text` as owned strings (convenient; the indexer uses
     /// [`Analyzer::for_each_token`]).
     pub fn tokens(&self, text: &str) -> Vec<String> {
@@ -244,5 +264,20 @@ mod tests {
             AnalyzerConfig::preset("klingon"),
             Err(Error::UnknownAnalyzer { .. })
         ));
+    }
+
+    #[test]
+    fn stop_words_in_names_the_dropped_words() {
+        let english = Analyzer::new(AnalyzerConfig::english());
+        assert_eq!(
+            english.stop_words_in("The history OF Rome and vitamin"),
+            ["the", "of", "and"]
+        );
+        assert!(english.tokens("the of and").is_empty());
+        assert!(
+            Analyzer::new(AnalyzerConfig::plain())
+                .stop_words_in("the of")
+                .is_empty()
+        );
     }
 }

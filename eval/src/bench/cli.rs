@@ -31,8 +31,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub index: PathBuf,
 
-    /// BEIR queries.jsonl (or the directory holding it); requests cycle through the
-    /// queries in a seeded shuffled order.
+    /// BEIR queries.jsonl (or the directory holding it) or a TREC topics file
+    /// (qid<TAB>text); requests cycle through the queries in a seeded shuffled order.
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
 
@@ -70,6 +70,15 @@ pub struct BenchArgs {
     /// Hits per query.
     #[arg(long, default_value_t = 10)]
     pub k: usize,
+
+    /// BM25 term-frequency saturation for heddle's searches, from 0 to 1000 (as
+    /// `search --k1`).
+    #[arg(long, default_value_t = heddle::Bm25Params::default().k1)]
+    pub k1: f64,
+
+    /// BM25 length normalisation for heddle's searches, from 0 to 1 (as `search --b`).
+    #[arg(long, default_value_t = heddle::Bm25Params::default().b)]
+    pub b: f64,
 
     /// Seeds the query order and Poisson arrivals.
     #[arg(long, default_value_t = 42)]
@@ -179,9 +188,20 @@ pub struct BenchArgs {
     pub scratch: Option<PathBuf>,
 }
 
-/// The engines `heddle-eval bench` knows: heddle.
+/// The engines `heddle-eval bench` knows: heddle, at the engine's default BM25.
 pub fn default_engines() -> Vec<Box<dyn BackendFactory>> {
-    vec![Box::new(HeddleFactory)]
+    vec![Box::new(HeddleFactory::default())]
+}
+
+/// The engines `heddle-eval bench` knows, at the BM25 parameters of `--k1` and `--b`.
+pub fn engines_for(args: &BenchArgs) -> anyhow::Result<Vec<Box<dyn BackendFactory>>> {
+    Ok(vec![Box::new(HeddleFactory { bm25: bm25(args)? })])
+}
+
+/// `--k1` and `--b`, checked by the engine's rule.
+fn bm25(args: &BenchArgs) -> anyhow::Result<heddle::Bm25Params> {
+    heddle::Bm25Params::new(args.k1, args.b)
+        .with_context(|| format!("--k1 {:?} --b {:?}", args.k1, args.b))
 }
 
 /// Runs the bench: opens and warms up each selected engine, calibrates if no rates were
@@ -535,6 +555,8 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         samples: args.samples,
         min_duration_secs: args.min_duration,
         k: args.k,
+        k1: Some(bm25(args)?.k1),
+        b: Some(bm25(args)?.b),
         seed: args.seed,
         repeat: args.repeat,
         baseline: args.baseline.clone(),

@@ -22,11 +22,13 @@ impl QueryCycle {
         QueryCycle { texts, order }
     }
 
-    /// Reads a BEIR `queries.jsonl` (or the BEIR directory holding it).
+    /// Reads a BEIR `queries.jsonl` (or the BEIR directory holding it) or a TREC topics
+    /// file (`qid<TAB>text`): see [`crate::formats`].
     pub fn load(path: &Path, seed: u64) -> anyhow::Result<Self> {
-        let texts = heddle_corpus::beir::open_queries(path)?
-            .map(|q| q.map(|q| q.text))
-            .collect::<Result<Vec<_>, _>>()?;
+        let texts: Vec<String> = crate::formats::read_topics(path)?
+            .into_iter()
+            .map(|q| q.text)
+            .collect();
         anyhow::ensure!(!texts.is_empty(), "{} holds no queries", path.display());
         Ok(QueryCycle::new(texts, seed))
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use crate::quality::{self, DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, METRICS, Run};
+use crate::quality::{self, DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, Run};
 
 #[derive(Debug, Args)]
 pub struct CompareRunsArgs {
@@ -14,16 +14,22 @@ pub struct CompareRunsArgs {
     pub a: PathBuf,
     /// The run compared with it.
     pub b: PathBuf,
-    /// BEIR qrels .tsv (or a BEIR directory): every query in it is compared.
+    /// Judgments: BEIR qrels .tsv (or a BEIR directory) or TREC qrels (qid iter docid
+    /// rel), told apart by their content. Every query in it is compared.
     #[arg(long)]
     pub qrels: PathBuf,
+    /// Measures to compare, repeatable or comma-separated, named as for `quality -m`
+    /// (ndcg_cut.10, map, map_cut.100, recip_rank, MRR@10, P.10, recall.100, ...).
+    /// Default: nDCG@10 and R@100.
+    #[arg(short = 'm', long = "metric", value_name = "MEASURE")]
+    pub metrics: Vec<String>,
     /// Bootstrap resamples, from 1 to 1000000.
     #[arg(long, default_value_t = DEFAULT_RESAMPLES)]
     pub resamples: usize,
     /// The bootstrap's seed (fixed, so that the interval is reproducible).
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
-    /// Print one JSON object instead of a table.
+    /// Print one JSON object instead of a table (measures under trec_eval's names).
     #[arg(long)]
     pub json: bool,
 }
@@ -38,9 +44,10 @@ pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
             args.resamples
         );
     }
+    let metrics = super::quality::metrics_flag(&args.metrics)?;
     let qrels = quality::read_qrels(&args.qrels)?;
-    let a = quality::evaluate(&Run::read_trec_file(&args.a)?, &qrels, &METRICS);
-    let b = quality::evaluate(&Run::read_trec_file(&args.b)?, &qrels, &METRICS);
+    let a = quality::evaluate(&Run::read_trec_file(&args.a)?, &qrels, &metrics);
+    let b = quality::evaluate(&Run::read_trec_file(&args.b)?, &qrels, &metrics);
     let comparisons = quality::compare(&a, &b, args.resamples, args.seed)?;
     if args.json {
         let metrics: Vec<_> = comparisons

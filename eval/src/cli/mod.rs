@@ -32,7 +32,7 @@ pub enum Command {
     Index(index::IndexArgs),
     /// Add documents from a JSONL file to an index and commit them.
     Add(add::AddArgs),
-    /// Search an index with BM25.
+    /// Search an index with BM25: one query, or a topics file into a TREC run.
     Search(search::SearchArgs),
     /// Delete documents by external id, in one commit.
     Delete(delete::DeleteArgs),
@@ -48,7 +48,7 @@ pub enum Command {
     /// Test helper: open, reload and search in a loop, counting failures.
     #[command(hide = true)]
     ReadLoop(read_loop::ReadLoopArgs),
-    /// nDCG@10 and recall@100 on judged queries (trec_eval -c semantics); writes the run.
+    /// nDCG@10 and recall@100 (or -m measures) on judged queries, as trec_eval -c; writes the run.
     Quality(quality::QualityArgs),
     /// Compare two TREC runs query by query: differences with paired bootstrap intervals.
     CompareRuns(compare_runs::CompareRunsArgs),
@@ -65,10 +65,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Merge(args) => merge::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Bench(args) if args.writes => {
-            crate::bench::writes::run(&args, &crate::bench::default_engines()).map(drop)
+            crate::bench::writes::run(&args, &crate::bench::engines_for(&args)?).map(drop)
         }
         Command::Bench(args) => {
-            crate::bench::run(&args, &crate::bench::default_engines()).map(drop)
+            crate::bench::run(&args, &crate::bench::engines_for(&args)?).map(drop)
         }
         Command::CrashWriter(args) => crash_writer::run(&args),
         Command::ReadLoop(args) => read_loop::run(&args),

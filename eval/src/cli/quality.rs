@@ -1,5 +1,6 @@
-//! `heddle-eval quality`: nDCG@10 and recall@100 of an index on judged queries, as
-//! `trec_eval -c -m ndcg_cut.10 -m recall.100` computes them, and the run file to prove it.
+//! `heddle-eval quality`: nDCG@10 and recall@100 (or the `-m` measures) of an index on
+//! judged queries, as `trec_eval -c -m ndcg_cut.10 -m recall.100` computes them, and the
+//! run file to prove it.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -7,30 +8,38 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use heddle::Index;
+use heddle::{Bm25Params, Index};
 use serde_json::json;
 
-use super::display::escape_controls;
+use super::display::{escape_controls, natural_cmp};
 use super::ranking::{RankingArgs, bm25_flags, result_count};
 use crate::progress::thousands;
-use crate::quality::{self, METRICS, Retrieval, Run};
+use crate::quality::{self, METRICS, Metric, Retrieval, Run};
 
 #[derive(Debug, Args)]
 pub struct QualityArgs {
+    /// The index to search (a directory built by `heddle-eval index`).
     #[arg(long)]
     pub index: PathBuf,
-    /// BEIR queries.jsonl (or the directory holding it).
+    /// Queries: BEIR queries.jsonl (or the directory holding it) or a TREC topics file
+    /// (qid<TAB>text a line), told apart by their content.
     #[arg(long)]
     pub queries: PathBuf,
-    /// BEIR qrels .tsv (or a BEIR directory: qrels/test.tsv). Every query in it is evaluated.
+    /// Judgments: BEIR qrels .tsv (or a BEIR directory: qrels/test.tsv) or TREC qrels
+    /// (qid iter docid rel), told apart by their content. Every query in it is evaluated.
     #[arg(long)]
     pub qrels: PathBuf,
     /// BM25 term-frequency saturation, from 0 to 1000 (Anserini's BEIR baselines use 0.9).
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = Bm25Params::default().k1)]
     pub k1: f64,
     /// BM25 length normalisation, from 0 to 1 (Anserini's BEIR baselines use 0.4).
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = Bm25Params::default().b)]
     pub b: f64,
+    /// Measures to report, repeatable or comma-separated: ndcg_cut.K (nDCG@K), map (MAP),
+    /// map_cut.K (MAP@K), recip_rank (MRR), MRR@K, P.K (P@K), recall.K (R@K); `P.5,10`
+    /// is P@5 and P@10. Default: nDCG@10 and R@100.
+    #[arg(short = 'm', long = "metric", value_name = "MEASURE")]
+    pub metrics: Vec<String>,
     /// Drop a hit whose id equals the query id (pyserini's --remove-query for BEIR).
     #[arg(long)]
     pub remove_query: bool,
@@ -46,7 +55,7 @@ pub struct QualityArgs {
     /// The run file's tag column.
     #[arg(long, default_value = "heddle")]
     pub tag: String,
-    /// Print every query's figures too.
+    /// Print every query's figures too (text: query ids in natural order, 2 before 10).
     #[arg(long)]
     pub per_query: bool,
     /// Print one JSON object instead of text.
@@ -59,6 +68,7 @@ pub struct QualityArgs {
 
 pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
     let retrieval = retrieval(args)?;
+    let metrics = metrics_flag(&args.metrics)?;
     let mut environment = crate::env::Environment::capture(&args.index);
     let index = Index::open(&args.index)
         .with_context(|| format!("opening the index at {}", args.index.display()))?;
@@ -88,7 +98,7 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         run.insert(qid, entries)?;
     }
     let seconds = started.elapsed().as_secs_f64();
-    let eval = quality::evaluate(&run, &qrels, &METRICS);
+    let eval = quality::evaluate(&run, &qrels, &metrics);
     if let Some(path) = &args.run_out {
         run.write_trec_file(path, &args.tag)?;
     }
@@ -115,6 +125,7 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
             "flat_tokens": tokens,
             "flat_terms": terms,
             "ranking": retrieval.describe(),
+            "streams": retrieval.stream_settings(),
             "queries": eval.queries(),
             "seconds": seconds,
         });
@@ -159,11 +170,23 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         println!("{build}");
     }
     if args.per_query {
-        let header: Vec<String> = eval.metrics.iter().map(|m| m.label()).collect();
+        let labels: Vec<String> = eval.metrics.iter().map(|m| m.label()).collect();
+        let widths: Vec<usize> = labels.iter().map(|l| l.len().max(6)).collect();
+        let header: Vec<String> = labels
+            .iter()
+            .zip(&widths)
+            .map(|(l, w)| format!("{l:>w$}"))
+            .collect();
         println!("{:<12} {}", "query", header.join("  "));
-        for (qid, values) in &eval.per_query {
-            let cells: Vec<String> = values.iter().map(|v| format!("{v:.4}")).collect();
-            println!("{:<12} {}", escape_controls(qid), cells.join("   "));
+        let mut rows: Vec<(&String, &Vec<f64>)> = eval.per_query.iter().collect();
+        rows.sort_by(|a, b| natural_cmp(a.0, b.0));
+        for (qid, values) in rows {
+            let cells: Vec<String> = values
+                .iter()
+                .zip(&widths)
+                .map(|(v, w)| format!("{v:>w$.4}"))
+                .collect();
+            println!("{:<12} {}", escape_controls(qid), cells.join("  "));
         }
     }
     println!(
@@ -172,13 +195,28 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         args.qrels.display(),
         seconds
     );
+    let width = eval
+        .metrics
+        .iter()
+        .map(|m| m.label().len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     for (m, metric) in eval.metrics.iter().enumerate() {
-        println!("{:<8} {:.4}", metric.label(), eval.mean(m));
+        println!("{:<width$} {:.4}", metric.label(), eval.mean(m));
     }
     if let Some(path) = &args.run_out {
         println!("run file: {}", path.display());
     }
     Ok(())
+}
+
+/// `-m` values, or nDCG@10 and R@100 when there are none.
+pub(super) fn metrics_flag(values: &[String]) -> anyhow::Result<Vec<Metric>> {
+    if values.is_empty() {
+        return Ok(METRICS.to_vec());
+    }
+    Metric::parse_list(values).context("-m/--metric")
 }
 
 fn retrieval(args: &QualityArgs) -> anyhow::Result<Retrieval> {
@@ -189,13 +227,8 @@ fn retrieval(args: &QualityArgs) -> anyhow::Result<Retrieval> {
 
 /// Query id → text. A query id given twice is an error (which text would count?).
 fn read_queries(path: &std::path::Path) -> anyhow::Result<HashMap<String, String>> {
-    let mut texts = HashMap::new();
-    for query in heddle_corpus::beir::open_queries(path)? {
-        let query = query?;
-        if texts.contains_key(&query.id) {
-            bail!("{}: query id {:?} appears twice", path.display(), query.id);
-        }
-        texts.insert(query.id, query.text);
-    }
-    Ok(texts)
+    Ok(crate::formats::read_unique_topics(path)?
+        .into_iter()
+        .map(|q| (q.id, q.text))
+        .collect())
 }

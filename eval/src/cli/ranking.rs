@@ -25,12 +25,13 @@ pub struct RankingArgs {
     /// One weight per fused stream; all 1 by default.
     #[arg(long, requires = "fuse")]
     pub weights: Option<String>,
-    /// RRF's k.
+    /// RRF's k: a document at rank r of a stream earns weight / (k + r).
     #[arg(long, default_value_t = DEFAULT_RRF_K, requires = "fuse")]
     pub rrf_k: f64,
-    /// How many results of each stream are fused, from 1 to 4294967295 (default: the hits
-    /// asked for with rrf, every matching document with sum); a stream never yields more
-    /// than the index's live documents.
+    /// How many results of each stream are fused, from 1 to 4294967295 (default: 1000 with
+    /// rrf, or the results asked for if more, so that a fused score does not change with
+    /// --k; every matching document with sum); a stream never yields more than the
+    /// index's live documents.
     #[arg(long, requires = "fuse")]
     pub depth: Option<u64>,
 }
@@ -84,7 +85,7 @@ pub(super) const MAX_RESULTS: u64 = u32::MAX as u64;
 /// A user's count of results, checked: at least 1 and at most [`MAX_RESULTS`].
 pub(super) fn result_count(flag: &str, n: u64) -> anyhow::Result<usize> {
     if n == 0 {
-        bail!("{flag} must be at least 1");
+        bail!("{flag} 0 asks for no hits: give 1 or more");
     }
     if n > MAX_RESULTS {
         bail!(
@@ -109,7 +110,7 @@ mod tests {
         assert_eq!(result_count("--k", 1).unwrap(), 1);
         assert_eq!(result_count("--k", MAX_RESULTS).unwrap(), u32::MAX as usize);
         let zero = result_count("--k", 0).unwrap_err().to_string();
-        assert_eq!(zero, "--k must be at least 1");
+        assert_eq!(zero, "--k 0 asks for no hits: give 1 or more");
         let big = result_count("--depth", u64::MAX).unwrap_err().to_string();
         assert!(
             big.starts_with("--depth 18446744073709551615 is more than"),

@@ -1,35 +1,52 @@
-//! `heddle-eval search`: one query, the top k hits.
+//! `heddle-eval search`: one query's top k hits, or a whole topics file turned into a TREC
+//! run (`--queries FILE --run-out FILE`).
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use heddle::{Field, Index, SearchOptions};
+use heddle::{Bm25Params, Field, Index, Searcher};
+use serde::Serialize;
+use serde_json::json;
 
 use super::display::escape_controls;
 use super::ranking::{RankingArgs, bm25_flags, result_count};
-use serde::Serialize;
+use crate::progress::Progress;
+use crate::quality::{RankedHit, Retrieval, Run, StreamSettings};
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
+    /// The index to search (a directory built by `heddle-eval index`).
     #[arg(long)]
     pub index: PathBuf,
-    /// Hits to return, from 1 to 4294967295; no search returns more than the index's
-    /// live documents (the result heap is clamped to them).
-    #[arg(long, default_value_t = 10)]
-    pub k: u64,
+    /// Hits to return, from 1 to 4294967295 [default: 10; 1000 a query with --queries];
+    /// no search returns more than the index's live documents.
+    #[arg(long)]
+    pub k: Option<u64>,
     /// BM25 term-frequency saturation, from 0 to 1000.
-    #[arg(long, default_value_t = 1.2)]
+    #[arg(long, default_value_t = Bm25Params::default().k1)]
     pub k1: f64,
     /// BM25 length normalisation, from 0 to 1.
-    #[arg(long, default_value_t = 0.75)]
+    #[arg(long, default_value_t = Bm25Params::default().b)]
     pub b: f64,
     #[command(flatten)]
     pub ranking: RankingArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Search every query of this file instead of one: BEIR queries.jsonl or a TREC
+    /// topics file (qid<TAB>text), told apart by their content. Needs --run-out.
+    #[arg(long, value_name = "FILE", requires = "run_out", conflicts_with_all = ["query", "query_text"])]
+    pub queries: Option<PathBuf>,
+    /// With --queries: write the results as a TREC run (qid Q0 docid rank score tag),
+    /// --k lines a query at most, as `quality --run-out` writes it.
+    #[arg(long, value_name = "FILE", requires = "queries")]
+    pub run_out: Option<PathBuf>,
+    /// The run file's tag column.
+    #[arg(long, default_value = "heddle", requires = "queries")]
+    pub tag: String,
     /// The query; several words are joined with spaces. Words after `--` are never
     /// options (`search --index I -- -word`). With no words, or `-`, the query is read
     /// from stdin.
@@ -44,6 +61,9 @@ pub struct SearchArgs {
 /// mistaken pipe (a whole corpus, say) can make the command hold.
 const MAX_STDIN_QUERY_BYTES: u64 = 1 << 20;
 
+/// Hits a query of a `--queries` run keeps unless `--k` says otherwise (as `quality`).
+const BATCH_K: u64 = 1000;
+
 #[derive(Serialize)]
 struct JsonHit<'a> {
     rank: usize,
@@ -56,72 +76,165 @@ struct JsonHit<'a> {
 struct JsonResult<'a> {
     query: &'a str,
     k: u64,
-    k1: f64,
-    b: f64,
+    ranking: String,
+    /// Every stream's field, k1, b and weight (one stream without --fuse).
+    streams: Vec<StreamSettings>,
+    /// The BM25 parameters of a single stream; absent for a fusion, whose streams may
+    /// each have their own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    k1: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b: Option<f64>,
     hits: Vec<JsonHit<'a>>,
+    /// Why there are no hits, when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why_empty: Option<String>,
 }
 
 pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
-    let k = result_count("--k", args.k)?;
+    let batch = args.queries.is_some();
+    let k_flag = args.k.unwrap_or(if batch { BATCH_K } else { 10 });
+    let k = result_count("--k", k_flag)?;
     let bm25 = bm25_flags(args.k1, args.b)?;
+    let retrieval = args.ranking.retrieval(bm25, k, false)?;
+    if batch {
+        return run_batch(args, &retrieval);
+    }
     let query = query_text(args)?;
     let index = Index::open(&args.index)?;
     let searcher = index.searcher();
-    // (id, score, title); fused rankings carry no titles (they rank ids from several
-    // streams).
-    let hits: Vec<(String, f64, String)> = if args.ranking.fuse.is_none() {
-        let opts = SearchOptions {
-            k,
-            bm25,
-            field: Field::parse(&args.ranking.field)?,
-        };
-        searcher
-            .search(&query, &opts)?
-            .into_iter()
-            .map(|h| (h.id, h.score, h.title))
-            .collect()
+    let hits = retrieval.rank(&searcher, "", &query)?;
+    let why_empty = if hits.is_empty() {
+        Some(why_empty(&index, &searcher, &retrieval, &query)?)
     } else {
-        let retrieval = args.ranking.retrieval(bm25, k, false)?;
-        eprintln!("ranking: {}", retrieval.describe());
-        retrieval
-            .run_query(&searcher, "", &query)?
-            .into_iter()
-            .map(|e| (e.doc_id, e.score, String::new()))
-            .collect()
+        None
     };
+    let single = (retrieval.streams.len() == 1 && args.ranking.fuse.is_none())
+        .then(|| retrieval.stream_settings()[0].clone());
     if args.json {
         let result = JsonResult {
             query: &query,
-            k: args.k,
-            k1: args.k1,
-            b: args.b,
+            k: k_flag,
+            ranking: retrieval.describe(),
+            streams: retrieval.stream_settings(),
+            k1: single.as_ref().map(|s| s.k1),
+            b: single.as_ref().map(|s| s.b),
             hits: hits
                 .iter()
                 .enumerate()
-                .map(|(i, (id, score, title))| JsonHit {
+                .map(|(i, h)| JsonHit {
                     rank: i + 1,
-                    id,
-                    score: *score,
-                    title,
+                    id: &h.id,
+                    score: h.score,
+                    title: &h.title,
                 })
                 .collect(),
+            why_empty,
         };
         println!("{}", serde_json::to_string(&result)?);
-    } else {
-        if hits.is_empty() {
-            println!("no documents match {query:?}");
-        }
-        for (i, (id, score, title)) in hits.iter().enumerate() {
-            println!(
-                "{:>3}  {:<24} {:>9.4}  {}",
-                i + 1,
-                escape_controls(id),
-                score,
-                escape_controls(title)
-            );
-        }
+        return Ok(());
+    }
+    println!("ranking: {}", retrieval.describe());
+    if let Some(why) = why_empty {
+        println!("no hits: {why}");
+    }
+    for (i, RankedHit { id, title, score }) in hits.iter().enumerate() {
+        println!(
+            "{:>3}  {:<24} {:>9.4}  {}",
+            i + 1,
+            escape_controls(id),
+            score,
+            escape_controls(title)
+        );
     }
     Ok(())
+}
+
+/// `--queries FILE --run-out FILE`: every query's ranking, written as a TREC run.
+fn run_batch(args: &SearchArgs, retrieval: &Retrieval) -> anyhow::Result<()> {
+    let (Some(path), Some(run_out)) = (&args.queries, &args.run_out) else {
+        bail!("--queries needs --run-out");
+    };
+    let queries = crate::formats::read_unique_topics(path)?;
+    let index = Index::open(&args.index)?;
+    let searcher = index.searcher();
+    let started = Instant::now();
+    let mut progress = Progress::new("search");
+    let mut run = Run::new();
+    for (i, q) in queries.iter().enumerate() {
+        let entries = retrieval.run_query(&searcher, &q.id, &q.text)?;
+        if !entries.is_empty() {
+            run.insert(&q.id, entries)?;
+        }
+        progress.tick(|| format!("{} of {} queries", i + 1, queries.len()));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    run.write_trec_file(run_out, &args.tag)?;
+    let empty = queries.len() - run.len();
+    if args.json {
+        let out = json!({
+            "index": args.index.display().to_string(),
+            "queries_file": path.display().to_string(),
+            "queries": queries.len(),
+            "queries_without_hits": empty,
+            "k": retrieval.hits,
+            "ranking": retrieval.describe(),
+            "streams": retrieval.stream_settings(),
+            "run_file": run_out.display().to_string(),
+            "seconds": seconds,
+        });
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(());
+    }
+    println!("ranking: {}", retrieval.describe());
+    println!(
+        "{} queries from {} ({} without hits), {:.2} s",
+        queries.len(),
+        path.display(),
+        empty,
+        seconds
+    );
+    println!("run file: {}", run_out.display());
+    Ok(())
+}
+
+/// Why `query` found nothing: it has no words, only stop words, or none of its terms is
+/// in the index.
+fn why_empty(
+    index: &Index,
+    searcher: &Searcher,
+    retrieval: &Retrieval,
+    query: &str,
+) -> anyhow::Result<String> {
+    let analyzer = index.analyzer();
+    let mut terms = analyzer.tokens(query);
+    if terms.is_empty() {
+        let stop_words = analyzer.stop_words_in(query);
+        if stop_words.is_empty() {
+            return Ok("the query has no words to search for".to_string());
+        }
+        return Ok(format!(
+            "every word of the query is a stop word of the index's analyzer ({}): {}",
+            analyzer.config().name,
+            escape_controls(&stop_words.join(", "))
+        ));
+    }
+    terms.sort();
+    terms.dedup();
+    let fields: Vec<Field> = retrieval.streams.iter().map(|s| s.field).collect();
+    let mut present = false;
+    for t in &terms {
+        for &f in &fields {
+            present |= searcher.doc_freq(f, t)? > 0;
+        }
+    }
+    if !present {
+        return Ok(format!(
+            "no document contains any of: {} (the query's terms after analysis)",
+            escape_controls(&terms.join(", "))
+        ));
+    }
+    Ok(format!("no documents match {query:?}"))
 }
 
 /// The query from `--query`, the words, or stdin (no words, or `-`).

@@ -1,22 +1,34 @@
-//! nDCG@k and recall@k as `trec_eval -c -m ndcg_cut.k -m recall.k` computes them.
+//! The measures of `trec_eval -c`: nDCG@k, MAP (and MAP@k), reciprocal rank (and
+//! MRR@k), P@k and recall@k, computed as trec_eval computes them.
 //!
 //! - The ranking is the run's, in trec_eval's order (score descending, ties by document
 //!   id descending; see [`super::run`]).
-//! - nDCG: the gain of a document is its judged grade when that is above 0, else 0
-//!   (unjudged documents and negative grades gain nothing). The discount of rank `r` is
-//!   `log2(r + 1)`. The ideal ranking is every judged document with a grade above 0,
-//!   best grade first, whether the run retrieved it or not, cut at `k` like the run.
-//!   A query whose ideal gain is 0 (no relevant document) scores 0.
-//! - recall@k: relevant documents (grade ≥ 1) among the first `k`, over all relevant
-//!   documents; 0 for a query with none.
-//! - The mean is over every query in the qrels (trec_eval's `-c`): a judged query that
-//!   retrieved nothing, or has no relevant document, counts as 0.
+//! - A document is relevant when its judged grade is at least 1 (trec_eval's default
+//!   relevance level); unjudged documents, grade 0 and negative grades are not.
+//! - nDCG: the gain of a document is its judged grade when that is above 0, else 0.
+//!   The discount of rank `r` is `log2(r + 1)`. The ideal ranking is every judged document
+//!   with a grade above 0, best grade first, whether the run retrieved it or not, cut at
+//!   `k` like the run. A query whose ideal gain is 0 (no relevant document) scores 0.
+//! - AP (`map`): the precision at the rank of each relevant document retrieved, summed,
+//!   over all relevant documents (retrieved or not); `map_cut.k` counts only the first
+//!   `k` ranks but still divides by all relevant documents.
+//! - `recip_rank`: 1 / the rank of the first relevant document. trec_eval has no cut-off
+//!   for it; MRR@k (`recip_rank_cut_k`) is `recip_rank` of the run cut at `k` (what
+//!   ir_measures calls RR@k).
+//! - `P.k`: relevant documents among the first `k` over `k`, however many were retrieved.
+//! - `recall.k`: relevant documents among the first `k` over all relevant documents.
+//! - Every measure is 0 for a query with no relevant document. The mean is over every
+//!   query in the qrels (trec_eval's `-c`): a judged query that retrieved nothing counts
+//!   as 0; queries of the run without judgments are ignored.
 //!
 //! A worked example (grades: a = 2, b = 1, c = 0; the run ranks c, b, x, a):
 //! DCG@10 = 0/log2 2 + 1/log2 3 + 0/log2 4 + 2/log2 5 = 0.631 + 0.861 = 1.492;
 //! the ideal ranking a, b gives 2/log2 2 + 1/log2 3 = 2.631; nDCG@10 = 0.5672.
+//! AP = (1/2 + 2/4) / 2 = 0.5; recip_rank = 1/2; P@2 = 1/2; recall@2 = 1/2.
 
 use std::collections::BTreeMap;
+
+use anyhow::{Context, bail};
 
 use super::run::{Run, RunEntry};
 
@@ -26,27 +38,121 @@ pub type Qrels = BTreeMap<String, BTreeMap<String, i32>>;
 /// A per-query measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
+    /// `ndcg_cut.k`
     NdcgAt(usize),
+    /// `recall.k`
     RecallAt(usize),
+    /// `P.k`
+    PrecisionAt(usize),
+    /// `map` (`None`), or `map_cut.k`
+    Map(Option<usize>),
+    /// `recip_rank` (`None`), or `recip_rank` of the run cut at `k`
+    RecipRank(Option<usize>),
 }
 
-/// The measures `quality` and `compare-runs` report: nDCG@10 and recall@100.
+/// The measures `quality` and `compare-runs` report without `-m`: nDCG@10 and recall@100.
 pub const METRICS: [Metric; 2] = [Metric::NdcgAt(10), Metric::RecallAt(100)];
 
+/// The names [`Metric::parse`] accepts, for help texts and errors.
+pub const METRIC_NAMES: &str = "ndcg_cut.K (nDCG@K), map (MAP), map_cut.K (MAP@K), recip_rank (MRR), \
+     MRR@K, P.K (P@K), recall.K (R@K)";
+
 impl Metric {
-    /// The name people write: `nDCG@10`, `R@100`.
+    /// Parses one measure, by its trec_eval name (`ndcg_cut.10`, `ndcg_cut_10`, `map`,
+    /// `map_cut.100`, `recip_rank`, `P.10`, `recall.100`) or the name people write
+    /// (`nDCG@10`, `MAP`, `MAP@100`, `MRR`, `MRR@10`, `P@10`, `R@100`, `recall@100`).
+    pub fn parse(name: &str) -> anyhow::Result<Metric> {
+        let name = name.trim();
+        // `map` and `recip_rank` take no cut-off, and `recip_rank` has an underscore of
+        // its own; the others end in `.K`, `_K` or `@K`.
+        let (family, cut) = match name.rfind(['.', '_', '@']) {
+            _ if name.eq_ignore_ascii_case("recip_rank") => (name, None),
+            Some(split) => (&name[..split], Some(&name[split + 1..])),
+            None => (name, None),
+        };
+        let k = cut
+            .map(|c| {
+                c.parse::<usize>().ok().filter(|&k| k > 0).with_context(|| {
+                    format!("metric {name:?}: cut-off {c:?} is not a whole number ≥ 1")
+                })
+            })
+            .transpose()?;
+        let family = family.to_ascii_lowercase();
+        let metric = match (family.as_str(), k) {
+            ("ndcg_cut" | "ndcg", Some(k)) => Metric::NdcgAt(k),
+            ("recall" | "r", Some(k)) => Metric::RecallAt(k),
+            ("p", Some(k)) => Metric::PrecisionAt(k),
+            ("map", None) => Metric::Map(None),
+            ("map_cut" | "map", Some(k)) => Metric::Map(Some(k)),
+            ("recip_rank" | "mrr", None) => Metric::RecipRank(None),
+            ("recip_rank_cut" | "mrr" | "rr", Some(k)) => Metric::RecipRank(Some(k)),
+            _ => bail!("unknown metric {name:?}; known: {METRIC_NAMES}"),
+        };
+        Ok(metric)
+    }
+
+    /// Parses `-m` values: each a comma-separated list of measures, where a bare number
+    /// is one more cut-off of the measure before it (trec_eval's `P.5,10`).
+    pub fn parse_list<S: AsRef<str>>(values: &[S]) -> anyhow::Result<Vec<Metric>> {
+        let mut out: Vec<Metric> = Vec::new();
+        for value in values {
+            for item in value.as_ref().split(',').filter(|s| !s.trim().is_empty()) {
+                let metric = match (item.trim().parse::<usize>(), out.last()) {
+                    (Ok(k), Some(&last)) if k > 0 && last.cut().is_some() => last.with_cut(k),
+                    _ => Metric::parse(item)?,
+                };
+                if !out.contains(&metric) {
+                    out.push(metric);
+                }
+            }
+        }
+        if out.is_empty() {
+            bail!("no metric given; known: {METRIC_NAMES}");
+        }
+        Ok(out)
+    }
+
+    fn cut(self) -> Option<usize> {
+        match self {
+            Metric::NdcgAt(k) | Metric::RecallAt(k) | Metric::PrecisionAt(k) => Some(k),
+            Metric::Map(k) | Metric::RecipRank(k) => k,
+        }
+    }
+
+    fn with_cut(self, k: usize) -> Metric {
+        match self {
+            Metric::NdcgAt(_) => Metric::NdcgAt(k),
+            Metric::RecallAt(_) => Metric::RecallAt(k),
+            Metric::PrecisionAt(_) => Metric::PrecisionAt(k),
+            Metric::Map(_) => Metric::Map(Some(k)),
+            Metric::RecipRank(_) => Metric::RecipRank(Some(k)),
+        }
+    }
+
+    /// The name people write: `nDCG@10`, `R@100`, `P@10`, `MAP`, `MAP@100`, `MRR@10`.
     pub fn label(self) -> String {
         match self {
             Metric::NdcgAt(k) => format!("nDCG@{k}"),
             Metric::RecallAt(k) => format!("R@{k}"),
+            Metric::PrecisionAt(k) => format!("P@{k}"),
+            Metric::Map(None) => "MAP".to_string(),
+            Metric::Map(Some(k)) => format!("MAP@{k}"),
+            Metric::RecipRank(None) => "MRR".to_string(),
+            Metric::RecipRank(Some(k)) => format!("MRR@{k}"),
         }
     }
 
-    /// trec_eval's name: `ndcg_cut_10`, `recall_100`.
+    /// trec_eval's output name: `ndcg_cut_10`, `recall_100`, `P_10`, `map`, `map_cut_100`,
+    /// `recip_rank`; MRR@10, which trec_eval lacks, is `recip_rank_cut_10`.
     pub fn trec_name(self) -> String {
         match self {
             Metric::NdcgAt(k) => format!("ndcg_cut_{k}"),
             Metric::RecallAt(k) => format!("recall_{k}"),
+            Metric::PrecisionAt(k) => format!("P_{k}"),
+            Metric::Map(None) => "map".to_string(),
+            Metric::Map(Some(k)) => format!("map_cut_{k}"),
+            Metric::RecipRank(None) => "recip_rank".to_string(),
+            Metric::RecipRank(Some(k)) => format!("recip_rank_cut_{k}"),
         }
     }
 
@@ -55,8 +161,64 @@ impl Metric {
         match self {
             Metric::NdcgAt(k) => ndcg_at(ranked, judged, k),
             Metric::RecallAt(k) => recall_at(ranked, judged, k),
+            Metric::PrecisionAt(k) => precision_at(ranked, judged, k),
+            Metric::Map(k) => average_precision(cut(ranked, k), judged),
+            Metric::RecipRank(k) => reciprocal_rank(cut(ranked, k), judged),
         }
     }
+}
+
+fn cut(ranked: &[RunEntry], k: Option<usize>) -> &[RunEntry] {
+    &ranked[..k.map_or(ranked.len(), |k| k.min(ranked.len()))]
+}
+
+fn is_relevant(judged: &BTreeMap<String, i32>, doc: &str) -> bool {
+    judged.get(doc).is_some_and(|&g| g >= 1)
+}
+
+fn relevant_count(judged: &BTreeMap<String, i32>) -> usize {
+    judged.values().filter(|&&g| g >= 1).count()
+}
+
+/// P@k: relevant documents among the first `k`, over `k`.
+pub fn precision_at(ranked: &[RunEntry], judged: &BTreeMap<String, i32>, k: usize) -> f64 {
+    let found = ranked
+        .iter()
+        .take(k)
+        .filter(|e| is_relevant(judged, &e.doc_id))
+        .count();
+    found as f64 / k as f64
+}
+
+/// Average precision over every relevant document (0 when there is none).
+pub fn average_precision(ranked: &[RunEntry], judged: &BTreeMap<String, i32>) -> f64 {
+    let relevant = relevant_count(judged);
+    if relevant == 0 {
+        return 0.0;
+    }
+    let mut found = 0usize;
+    let mut sum = 0.0;
+    for (i, e) in ranked.iter().enumerate() {
+        if is_relevant(judged, &e.doc_id) {
+            found += 1;
+            sum += found as f64 / (i + 1) as f64;
+        }
+    }
+    sum / relevant as f64
+}
+
+/// 1 / the rank of the first relevant document (0 when none is retrieved).
+pub fn reciprocal_rank(ranked: &[RunEntry], judged: &BTreeMap<String, i32>) -> f64 {
+    ranked
+        .iter()
+        .position(|e| is_relevant(judged, &e.doc_id))
+        .map_or(0.0, |i| 1.0 / (i + 1) as f64)
+}
+
+/// A sum that starts from +0.0: `Iterator::sum` of no `f64` is -0.0, which would print
+/// as `-0.0` for a query that retrieved nothing.
+fn sum(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(0.0, |a, x| a + x)
 }
 
 fn discount(rank_from_zero: usize) -> f64 {
@@ -65,23 +227,21 @@ fn discount(rank_from_zero: usize) -> f64 {
 
 /// nDCG@k with trec_eval's `ndcg_cut` semantics (see the module docs).
 pub fn ndcg_at(ranked: &[RunEntry], judged: &BTreeMap<String, i32>, k: usize) -> f64 {
-    let dcg: f64 = ranked
+    let dcg = sum(ranked
         .iter()
         .take(k)
         .enumerate()
         .map(|(i, e)| match judged.get(&e.doc_id) {
             Some(&grade) if grade > 0 => grade as f64 / discount(i),
             _ => 0.0,
-        })
-        .sum();
+        }));
     let mut ideal: Vec<i32> = judged.values().copied().filter(|&g| g > 0).collect();
     ideal.sort_unstable_by(|a, b| b.cmp(a));
-    let idcg: f64 = ideal
+    let idcg = sum(ideal
         .iter()
         .take(k)
         .enumerate()
-        .map(|(i, &g)| g as f64 / discount(i))
-        .sum();
+        .map(|(i, &g)| g as f64 / discount(i)));
     if idcg > 0.0 { dcg / idcg } else { 0.0 }
 }
 
@@ -118,7 +278,7 @@ impl Evaluation {
         if self.per_query.is_empty() {
             return 0.0;
         }
-        self.per_query.values().map(|v| v[m]).sum::<f64>() / self.per_query.len() as f64
+        sum(self.per_query.values().map(|v| v[m])) / self.per_query.len() as f64
     }
 
     /// One metric's per-query values, in query id order.
@@ -252,5 +412,75 @@ mod tests {
         close(e.mean(0), 1.0 / 3.0);
         close(e.mean(1), 1.0 / 3.0);
         assert_eq!(e.column(0), [1.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn the_other_measures_of_the_worked_example() {
+        let j = judged(&[("a", 2), ("b", 1), ("c", 0)]);
+        let r = ranked(&["c", "b", "x", "a"]);
+        close(average_precision(&r, &j), 0.5);
+        close(Metric::Map(Some(2)).score(&r, &j), 0.25);
+        close(reciprocal_rank(&r, &j), 0.5);
+        assert_eq!(Metric::RecipRank(Some(1)).score(&r, &j), 0.0);
+        close(precision_at(&r, &j, 2), 0.5);
+        // P@k divides by k even when fewer documents were retrieved.
+        close(precision_at(&r, &j, 10), 0.2);
+    }
+
+    #[test]
+    fn a_query_that_retrieved_nothing_scores_positive_zero() {
+        let j = judged(&[("a", 1)]);
+        for m in [
+            Metric::NdcgAt(10),
+            Metric::RecallAt(100),
+            Metric::PrecisionAt(5),
+            Metric::Map(None),
+            Metric::RecipRank(Some(10)),
+        ] {
+            let v = m.score(&[], &j);
+            assert!(v == 0.0 && v.is_sign_positive(), "{m:?}: {v:?}");
+        }
+        let e = evaluate(&Run::new(), &[("q".to_string(), j)].into(), &METRICS);
+        assert!(e.mean(0).is_sign_positive());
+        assert_eq!(format!("{:.4} {}", e.mean(0), e.mean(0)), "0.0000 0");
+    }
+
+    #[test]
+    fn metric_names_parse_as_trec_eval_and_people_write_them() {
+        let cases = [
+            ("ndcg_cut.10", Metric::NdcgAt(10)),
+            ("ndcg_cut_10", Metric::NdcgAt(10)),
+            ("nDCG@10", Metric::NdcgAt(10)),
+            ("map", Metric::Map(None)),
+            ("MAP", Metric::Map(None)),
+            ("map_cut.100", Metric::Map(Some(100))),
+            ("MAP@100", Metric::Map(Some(100))),
+            ("recip_rank", Metric::RecipRank(None)),
+            ("MRR", Metric::RecipRank(None)),
+            ("MRR@10", Metric::RecipRank(Some(10))),
+            ("recip_rank_cut_10", Metric::RecipRank(Some(10))),
+            ("P.5", Metric::PrecisionAt(5)),
+            ("P@5", Metric::PrecisionAt(5)),
+            ("recall.100", Metric::RecallAt(100)),
+            ("R@100", Metric::RecallAt(100)),
+        ];
+        for (name, want) in cases {
+            assert_eq!(Metric::parse(name).unwrap(), want, "{name}");
+            assert_eq!(Metric::parse(&want.trec_name()).unwrap(), want);
+        }
+        for bad in ["ndcg", "P.0", "P.x", "bpref", "recall"] {
+            assert!(Metric::parse(bad).is_err(), "{bad}");
+        }
+        // trec_eval's `P.5,10`, repeats and comma lists.
+        assert_eq!(
+            Metric::parse_list(&["P.5,10", "map,ndcg_cut.10", "P@5"]).unwrap(),
+            [
+                Metric::PrecisionAt(5),
+                Metric::PrecisionAt(10),
+                Metric::Map(None),
+                Metric::NdcgAt(10)
+            ]
+        );
+        assert!(Metric::parse_list(&["map,10"]).is_err());
     }
 }

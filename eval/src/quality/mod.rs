@@ -1,4 +1,4 @@
-//! Ranking quality: nDCG@10 and recall@100 as trec_eval computes them, TREC run files,
+//! Ranking quality: nDCG, MAP, MRR, P and recall at cut-offs as trec_eval computes them, TREC run files,
 //! the paired bootstrap that says whether one run beats another, and the ranked streams
 //! (BM25 over a field, at some k1 and b, or their fusion) that `quality` evaluates.
 //!
@@ -15,12 +15,14 @@ pub use bootstrap::{
     Comparison, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, MAX_RESAMPLES, TIE_EPSILON, compare,
     paired_bootstrap,
 };
-pub use metrics::{Evaluation, METRICS, Metric, Qrels, evaluate, ndcg_at, recall_at};
+pub use metrics::{
+    Evaluation, METRIC_NAMES, METRICS, Metric, Qrels, average_precision, evaluate, ndcg_at,
+    precision_at, recall_at, reciprocal_rank,
+};
 pub use run::{Run, RunEntry, trec_order};
-pub use streams::{Combine, Retrieval, StreamSpec, parse_streams, parse_weights};
+pub use streams::{
+    Combine, DEFAULT_FUSION_DEPTH, RankedHit, Retrieval, StreamSettings, StreamSpec, parse_streams,
+    parse_weights,
+};
 
-/// Reads a BEIR qrels file (or directory) grouped by query.
-pub fn read_qrels(path: &std::path::Path) -> anyhow::Result<Qrels> {
-    let judgments = heddle_corpus::beir::read_qrels(path)?;
-    Ok(heddle_corpus::beir::qrels_by_query(&judgments))
-}
+pub use crate::formats::read_qrels;

@@ -79,6 +79,31 @@ pub fn parse_weights(list: &str, n: usize) -> anyhow::Result<Vec<f64>> {
     Ok(weights)
 }
 
+/// How deep each stream is read for reciprocal rank fusion unless `--depth` says
+/// otherwise (more when more fused results are asked for). Fixed, not the number of
+/// results asked for: a document's fused score depends on the depth (a stream that does
+/// not reach it gives it nothing), and must not change with `--k`.
+pub const DEFAULT_FUSION_DEPTH: usize = 1000;
+
+/// One stream's settings as a report prints them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StreamSettings {
+    /// As written in `--fuse` (`flat`, `flat:1.2:0.75`).
+    pub name: String,
+    pub field: &'static str,
+    pub k1: f64,
+    pub b: f64,
+    pub weight: f64,
+}
+
+/// A ranked document with its title (for display).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedHit {
+    pub id: String,
+    pub title: String,
+    pub score: f64,
+}
+
 /// How the streams of a [`Retrieval`] become one ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Combine {
@@ -98,8 +123,8 @@ pub struct Retrieval {
     /// One per stream (all 1: plain RRF, or an unweighted sum).
     pub weights: Vec<f64>,
     pub combine: Combine,
-    /// RRF's k, and how deep each stream is read (`None`: `hits` for RRF, every
-    /// matching document for a sum).
+    /// RRF's k, and how deep each stream is read (`None`: [`DEFAULT_FUSION_DEPTH`], or
+    /// `hits` if that is more, for RRF; every matching document for a sum).
     pub rrf: Rrf,
     /// BM25 parameters for streams without their own.
     pub bm25: Bm25Params,
@@ -127,31 +152,54 @@ impl Retrieval {
     pub fn depth(&self) -> Option<usize> {
         match self.combine {
             Combine::Sum => self.rrf.depth,
-            _ => Some(self.rrf.depth.unwrap_or(self.hits)),
+            _ => Some(
+                self.rrf
+                    .depth
+                    .unwrap_or(DEFAULT_FUSION_DEPTH.max(self.hits)),
+            ),
         }
     }
 
-    /// One line saying what produces the ranking.
+    /// Each stream's name, field, BM25 parameters and weight.
+    pub fn stream_settings(&self) -> Vec<StreamSettings> {
+        self.streams
+            .iter()
+            .zip(&self.weights)
+            .map(|(spec, &weight)| {
+                let bm25 = spec.bm25.unwrap_or(self.bm25);
+                StreamSettings {
+                    name: spec.label(),
+                    field: spec.field.name(),
+                    k1: bm25.k1,
+                    b: bm25.b,
+                    weight,
+                }
+            })
+            .collect()
+    }
+
+    /// One line saying what produces the ranking; every stream's field, k1, b and weight.
     pub fn describe(&self) -> String {
-        let bm25 = format!("BM25 k1={} b={}", self.bm25.k1, self.bm25.b);
-        let streams: Vec<String> = self.streams.iter().map(StreamSpec::label).collect();
-        let weights: Vec<String> = self.weights.iter().map(|w| w.to_string()).collect();
+        let streams: Vec<String> = self
+            .stream_settings()
+            .iter()
+            .map(|s| format!("{} BM25 k1={} b={} weight {}", s.field, s.k1, s.b, s.weight))
+            .collect();
         let depth = self
             .depth()
             .map_or("every match".to_string(), |d| format!("depth {d}"));
         let mut s = match self.combine {
-            Combine::Single => format!("{} {bm25}", self.streams[0].label()),
-            Combine::Rrf => format!(
-                "RRF (k={}, {depth}) of {} with weights {}; {bm25} unless a stream says otherwise",
-                self.rrf.k,
-                streams.join(","),
-                weights.join(",")
-            ),
-            Combine::Sum => format!(
-                "score sum ({depth}) of {} with weights {}; {bm25} unless a stream says otherwise",
-                streams.join(","),
-                weights.join(",")
-            ),
+            Combine::Single => {
+                let b = self.streams[0].bm25.unwrap_or(self.bm25);
+                format!(
+                    "{} BM25 k1={} b={}",
+                    self.streams[0].field.name(),
+                    b.k1,
+                    b.b
+                )
+            }
+            Combine::Rrf => format!("RRF (k={}, {depth}) of {}", self.rrf.k, streams.join("; ")),
+            Combine::Sum => format!("score sum ({depth}) of {}", streams.join("; ")),
         };
         s.push_str(&format!(", {} hits a query", self.hits));
         if self.remove_query {
@@ -167,11 +215,29 @@ impl Retrieval {
         query_id: &str,
         text: &str,
     ) -> anyhow::Result<Vec<RunEntry>> {
+        Ok(self
+            .rank(searcher, query_id, text)?
+            .into_iter()
+            .map(|h| RunEntry::new(h.id, h.score))
+            .collect())
+    }
+
+    /// [`Retrieval::run_query`] with each document's title.
+    pub fn rank(
+        &self,
+        searcher: &Searcher,
+        query_id: &str,
+        text: &str,
+    ) -> anyhow::Result<Vec<RankedHit>> {
         if self.combine == Combine::Single {
             let hits = self.search(searcher, &self.streams[0], query_id, text, self.hits)?;
             return Ok(hits
                 .into_iter()
-                .map(|h| RunEntry::new(h.id, h.score))
+                .map(|h| RankedHit {
+                    id: h.id,
+                    title: h.title,
+                    score: h.score,
+                })
                 .collect());
         }
         // A sum read to every match is exact: a document a stream does not return scores 0
@@ -179,13 +245,13 @@ impl Retrieval {
         let depth = self
             .depth()
             .unwrap_or(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
-        let mut ids: HashMap<u64, String> = HashMap::new();
+        let mut ids: HashMap<u64, (String, String)> = HashMap::new();
         let mut scored: Vec<Vec<(u64, f64)>> = Vec::with_capacity(self.streams.len());
         for spec in &self.streams {
             let hits = self.search(searcher, spec, query_id, text, depth)?;
             scored.push(hits.iter().map(|h| (h.doc, h.score)).collect());
             for h in hits {
-                ids.entry(h.doc).or_insert(h.id);
+                ids.entry(h.doc).or_insert((h.id, h.title));
             }
         }
         let fused: Vec<Fused<u64>> = if self.combine == Combine::Sum {
@@ -214,7 +280,14 @@ impl Retrieval {
         Ok(fused
             .into_iter()
             .take(self.hits)
-            .map(|f| RunEntry::new(ids[&f.key].clone(), f.score))
+            .map(|f| {
+                let (id, title) = ids[&f.key].clone();
+                RankedHit {
+                    id,
+                    title,
+                    score: f.score,
+                }
+            })
             .collect())
     }
 
@@ -233,9 +306,13 @@ impl Retrieval {
             bm25: spec.bm25.unwrap_or(self.bm25),
             field: spec.field,
         };
-        let mut hits = searcher
-            .search(text, &opts)
-            .with_context(|| format!("query {query_id}, stream {}", spec.label()))?;
+        let mut hits = searcher.search(text, &opts).with_context(|| {
+            if query_id.is_empty() {
+                format!("stream {}", spec.label())
+            } else {
+                format!("query {query_id}, stream {}", spec.label())
+            }
+        })?;
         if self.remove_query {
             hits.retain(|h| h.id != query_id);
         }
@@ -281,5 +358,33 @@ mod tests {
         assert!(parse_weights("1", 2).is_err());
         assert!(parse_weights("1,-1", 2).is_err());
         assert!(parse_weights("1,nan", 2).is_err());
+    }
+
+    #[test]
+    fn the_rrf_depth_is_fixed_not_the_hits_asked_for() {
+        let bm25 = Bm25Params::default();
+        let fused = |hits: usize, depth: Option<usize>, combine: Combine| Retrieval {
+            streams: parse_streams("title,text").unwrap(),
+            weights: vec![1.0, 1.0],
+            combine,
+            rrf: Rrf { k: 60.0, depth },
+            bm25,
+            hits,
+            remove_query: false,
+        };
+        assert_eq!(
+            fused(2, None, Combine::Rrf).depth(),
+            Some(DEFAULT_FUSION_DEPTH)
+        );
+        assert_eq!(
+            fused(10, None, Combine::Rrf).depth(),
+            Some(DEFAULT_FUSION_DEPTH)
+        );
+        assert_eq!(fused(5000, None, Combine::Rrf).depth(), Some(5000));
+        assert_eq!(fused(2, Some(7), Combine::Rrf).depth(), Some(7));
+        assert_eq!(fused(2, None, Combine::Sum).depth(), None);
+        let settings = fused(2, None, Combine::Rrf).stream_settings();
+        assert_eq!(settings[1].field, "text");
+        assert_eq!((settings[1].k1, settings[1].b), (1.2, 0.75));
     }
 }

@@ -7,9 +7,12 @@ use anyhow::Context;
 
 use super::{Backend, BackendFactory, CommitReport, Unsupported, WriteOptions};
 
-/// Opens heddle indexes.
+/// Opens heddle indexes; searches rank with BM25 at `bm25` (the engine's default unless
+/// `bench --k1/--b` say otherwise).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct HeddleFactory;
+pub struct HeddleFactory {
+    pub bm25: heddle::Bm25Params,
+}
 
 impl BackendFactory for HeddleFactory {
     fn name(&self) -> &str {
@@ -22,6 +25,7 @@ impl BackendFactory for HeddleFactory {
         Ok(Arc::new(HeddleBackend {
             index,
             writer: None,
+            bm25: self.bm25,
         }))
     }
 
@@ -43,6 +47,7 @@ impl BackendFactory for HeddleFactory {
         Ok(Arc::new(HeddleBackend {
             index,
             writer: Some(Mutex::new(writer)),
+            bm25: self.bm25,
         }))
     }
 }
@@ -54,6 +59,7 @@ struct HeddleBackend {
     /// Present when opened for writes. Only the writes arm's writer thread locks it;
     /// searches never do.
     writer: Option<Mutex<heddle::IndexWriter>>,
+    bm25: heddle::Bm25Params,
 }
 
 impl HeddleBackend {
@@ -68,6 +74,7 @@ impl Backend for HeddleBackend {
     fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<String>> {
         let opts = heddle::SearchOptions {
             k,
+            bm25: self.bm25,
             ..heddle::SearchOptions::default()
         };
         let hits = self.index.searcher().search(query, &opts)?;

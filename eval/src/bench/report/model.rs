@@ -62,6 +62,12 @@ pub struct Settings {
     pub samples: u64,
     pub min_duration_secs: f64,
     pub k: usize,
+    /// heddle's BM25 parameters (`--k1`, `--b`); absent in reports from before they were
+    /// recorded, and in runs that do not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k1: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
     pub seed: u64,
     pub repeat: usize,
     /// The engine the comparison's ratios divide by; absent: the first engine.

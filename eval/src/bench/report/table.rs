@@ -86,6 +86,9 @@ fn header(r: &BenchReport, out: &mut String) {
     if let Some(label) = &s.label {
         let _ = writeln!(out, "  {label}");
     }
+    if let (Some(k1), Some(b)) = (s.k1, s.b) {
+        let _ = writeln!(out, "  heddle ranks with BM25 k1={k1} b={b}");
+    }
 
     let _ = writeln!(out, "{}", fit(format!("  index {}", s.index)));
     let _ = writeln!(
