@@ -3,7 +3,7 @@ CARGO ?= cargo
 RELEASE_BIN := target/release
 DEMO_DIR := demo-data
 
-.PHONY: test fmt-check clippy doc unit demo build bench
+.PHONY: test fmt-check clippy doc unit demo usage-check install build bench
 
 test: fmt-check clippy doc unit quarantine bench-test
 
@@ -25,6 +25,16 @@ build:
 
 demo: build
 	bash scripts/demo.sh
+
+# The README's Usage block, run exactly as written (needs make demo first).
+usage-check: build
+	bash scripts/usage-check.sh
+
+# heddle-eval and heddle-corpus into ~/.cargo/bin (on the PATH rustup set up), reusing
+# this repository's release build.
+install:
+	$(CARGO) install --locked --target-dir target --path eval
+	$(CARGO) install --locked --target-dir target --path corpus-tools
 
 # The default (derived) ladder on the demo corpus, three repetitions (docs/PERF.md).
 # Builds the demo index first if it is missing. Figures go to results/ (git-ignored).
