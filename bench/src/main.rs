@@ -26,7 +26,9 @@ enum Command {
     /// every `heddle-eval bench` flag but --index.
     Bench(Box<CompareArgs>),
     /// Several runs' --compare-json files: every figure and ratio as median [min–max].
+    #[command(visible_alias = "summarize")]
     Summarise {
+        /// The --compare-json files of the runs to summarise.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },

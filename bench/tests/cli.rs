@@ -153,3 +153,23 @@ fn an_index_flag_is_refused() {
     assert!(!run.status.success());
     assert!(err.contains("takes no --index"), "{err}");
 }
+
+/// Issue 17: `summarize` was an unrecognized subcommand; both spellings now read the
+/// files (here a missing one, which is the error, named).
+#[test]
+fn summarise_is_also_spelled_summarize() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    for spelling in ["summarise", "summarize"] {
+        let out = heddle_bench(&[spelling, missing.to_str().unwrap()]);
+        let (_, err) = text(&out);
+        assert!(!out.status.success(), "{spelling}");
+        assert!(err.contains("missing.json"), "{spelling}: {err}");
+        assert!(
+            !err.contains("unrecognized subcommand"),
+            "{spelling}: {err}"
+        );
+    }
+    let (help, _) = text(&heddle_bench(&["--help"]));
+    assert!(help.contains("summarize"), "{help}");
+}
