@@ -81,3 +81,23 @@ fn run() -> anyhow::Result<()> {
         Command::ServeRss(args) => child::serve_rss(&args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Issue 17: every visible flag of every command, hidden internal ones included, has a
+    /// line of help.
+    #[test]
+    fn every_argument_has_help() {
+        let mut missing = Vec::new();
+        for sub in super::Cli::command().get_subcommands() {
+            for arg in sub.get_arguments() {
+                if !arg.is_hide_set() && arg.get_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help: {missing:?}");
+    }
+}
