@@ -48,6 +48,8 @@ impl Progress {
     }
 }
 
+pub use heddle_corpus::stats::plural;
+
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

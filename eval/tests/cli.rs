@@ -96,7 +96,11 @@ fn add_commits_a_second_batch_without_disturbing_the_first() {
     )
     .unwrap();
     let out = ok(&["add", "--index", &idx, "--docs", &f.path("more.jsonl")]);
-    assert!(out.contains("added 1 documents"), "{out}");
+    // Issue 17: one document is "1 document", not "1 documents".
+    assert!(out.contains("added 1 document (0 replaced)"), "{out}");
+    assert!(out.contains("5 documents in all"), "{out}");
+    let checked = ok(&["check", "--index", &idx]);
+    assert!(checked.contains(", 2 segments, 5 documents, "), "{checked}");
     assert_eq!(hit_ids(&search_json(&idx, "ventilation")), ["m1"]);
     // The first batch's documents are still found; scores change only because N grew.
     assert_eq!(
@@ -271,7 +275,7 @@ fn delete_merge_check_and_upsert_through_the_cli() {
     assert!(hit_ids(&search_json(&idx, "vaccine")).is_empty());
 
     let out = ok(&["merge", "--index", &idx, "--max-segments", "1"]);
-    assert!(out.contains("1 segments now"), "{out}");
+    assert!(out.contains("; 1 segment now"), "{out}"); // issue 17: not "1 segments"
     let out = ok(&["check", "--index", &idx]);
     assert!(out.contains("ok: no damage found"), "{out}");
     assert_eq!(hit_ids(&search_json(&idx, "hospital")), ["c4"]);

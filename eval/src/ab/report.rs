@@ -98,12 +98,12 @@ pub fn render(r: &AbReport) -> String {
     };
     let _ = writeln!(
         out,
-        "heddle-eval ab ({}): {what}, {} pairs in ABBA order",
+        "heddle-eval ab ({}): {what}, {} in ABBA order",
         match r.mode {
             Mode::Ab => "baseline against candidate",
             Mode::Noise => "noise floor, one build against itself",
         },
-        r.pairs
+        crate::progress::plural(r.pairs as u64, "pair")
     );
     let _ = writeln!(out, "{}", build_line("A baseline", &r.baseline));
     if r.mode == Mode::Ab {

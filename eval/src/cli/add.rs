@@ -8,10 +8,11 @@ use clap::Args;
 use heddle::Index;
 use heddle_corpus::beir::{BeirError, LineProblem};
 
-use crate::progress::thousands;
+use crate::progress::{plural, thousands};
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
+    /// The index directory (an index made by `heddle-eval index`).
     #[arg(long)]
     pub index: PathBuf,
     /// Documents in BEIR corpus.jsonl form.
@@ -52,12 +53,12 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     let stats = writer.commit()?;
     writer.wait_for_merges()?;
     println!(
-        "added {} documents ({} replaced) to {} (generation {}, {} documents in all)",
-        thousands(stats.docs as u64),
+        "added {} ({} replaced) to {} (generation {}, {} in all)",
+        plural(stats.docs as u64, "document"),
         thousands(stats.deleted as u64),
         args.index.display(),
         stats.generation,
-        thousands(index.num_docs())
+        plural(index.num_docs(), "document")
     );
     Ok(())
 }

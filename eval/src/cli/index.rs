@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
-use crate::progress::{Progress, thousands};
+use crate::progress::{Progress, plural};
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -133,9 +133,9 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     let created = index.generation() == 0;
     if !created && !args.force {
         bail!(
-            "{}: holds a heddle index ({} documents); pass --force to replace it",
+            "{}: holds a heddle index ({}); pass --force to replace it",
             args.index.display(),
-            thousands(index.num_docs())
+            plural(index.num_docs(), "document")
         );
     }
     writer.reset(settings)?;
@@ -228,20 +228,20 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         writer
             .add(doc)
             .with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
-        progress.tick(|| format!("{} documents read", thousands(writer.buffered() as u64)));
+        progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
     progress.say(&format!(
-        "{} documents read; building the segment",
-        thousands(writer.buffered() as u64)
+        "{} read; building the segment",
+        plural(writer.buffered() as u64, "document")
     ));
     let stats = writer.commit()?;
     let seconds = started.elapsed().as_secs_f64();
     let bytes = dir_size(index.dir())?;
     println!(
-        "indexed {} documents, {} terms, {} bytes on disk, {:.2} s, {:.0} documents/s",
-        thousands(stats.docs as u64),
-        thousands(index.term_count()),
-        thousands(bytes),
+        "indexed {}, {}, {} on disk, {:.2} s, {:.0} documents/s",
+        plural(stats.docs as u64, "document"),
+        plural(index.term_count(), "term"),
+        plural(bytes, "byte"),
         seconds,
         stats.docs as f64 / seconds.max(1e-9)
     );
