@@ -341,3 +341,41 @@ fn search_fuses_fields_with_rrf() {
         "nope",
     );
 }
+
+/// Issue 17: a long commit went quiet. `index` and `add` name each commit phase on
+/// stderr as it starts (whether or not stderr is a terminal; here it is a pipe).
+#[test]
+fn index_and_add_name_each_commit_phase_on_stderr() {
+    let f = Fixture::new();
+    let idx = f.path("idx");
+    let out = heddle_eval(&["index", "--corpus", &f.path("corpus"), "--index", &idx]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut at = 0;
+    for phase in [
+        "index: commit: analysis of 4 documents",
+        "index: commit: encoding of ",
+        "index: commit: write",
+        "index: commit: fsync",
+        "index: commit: publish",
+    ] {
+        let found = stderr[at..].find(phase);
+        assert!(
+            found.is_some(),
+            "{phase:?} not after byte {at} of:\n{stderr}"
+        );
+        at += found.unwrap() + phase.len();
+    }
+    std::fs::write(
+        f.root.join("more.jsonl"),
+        "{\"_id\": \"m1\", \"title\": \"Ventilation\", \"text\": \"Ventilation.\"}\n",
+    )
+    .unwrap();
+    let out = heddle_eval(&["add", "--index", &idx, "--docs", &f.path("more.jsonl")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("add: commit: analysis of 1 document (")
+            && stderr.contains("add: commit: publish"),
+        "{stderr}"
+    );
+}

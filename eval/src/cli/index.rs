@@ -7,14 +7,13 @@
 //! last committed state whole, and the next writer removes the files a crash left.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
-use crate::progress::{Progress, plural};
+use crate::progress::{CommitLines, Progress, plural};
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -205,19 +204,6 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
     writer.set_reorder(args.reorder());
-    if args.reorder != ReorderArg::None {
-        let line = Mutex::new(Progress::new("index"));
-        writer.set_reorder_progress(Some(Arc::new(move |done: u64, total: u64| {
-            if let Ok(mut p) = line.lock() {
-                p.tick(|| {
-                    format!(
-                        "reordering: {:.0}%",
-                        100.0 * done as f64 / total.max(1) as f64
-                    )
-                });
-            }
-        })));
-    }
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
     reader.refuse_duplicate_ids();
@@ -234,7 +220,12 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         "{} read; building the segment",
         plural(writer.buffered() as u64, "document")
     ));
-    let stats = writer.commit()?;
+    let lines = CommitLines::start(&progress);
+    writer.set_commit_progress(Some(lines.observer()));
+    let stats = writer.commit();
+    writer.set_commit_progress(None);
+    drop(lines);
+    let stats = stats?;
     let seconds = started.elapsed().as_secs_f64();
     let bytes = dir_size(index.dir())?;
     println!(
