@@ -201,7 +201,11 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         environment: Some(environment),
         complete: true,
     };
-    print!("{}", table::render(&report));
+    let width = match args.wide {
+        true => crate::bench::report::Width::Wide,
+        false => crate::bench::report::Width::Narrow,
+    };
+    print!("{}", table::render_as(&report, width));
     if let Some(path) = &args.json {
         write_json(&report, path)?;
         eprintln!("bench: wrote {}", path.display());
