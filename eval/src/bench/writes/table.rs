@@ -12,7 +12,7 @@ use crate::bench::report::Width;
 use crate::bench::report::calibration_line;
 use crate::bench::report::format::{kib, kib_change, micros, micros_or_dash, rate, spread_or_dash};
 use crate::bench::stats::Spread;
-use crate::env::render::{WIDTH, fit};
+use crate::env::render::wrap;
 
 /// The report within [`WIDTH`] columns.
 pub fn render(r: &WritesReport) -> String {
@@ -31,49 +31,6 @@ pub fn render_as(r: &WritesReport, width: Width) -> String {
         Width::Wide => out,
         Width::Narrow => out.lines().flat_map(wrap).map(|l| l + "\n").collect(),
     }
-}
-
-/// A line of at most [`WIDTH`] columns as it is; a longer one broken at spaces, after a
-/// `,` or `;` where one falls in the second half of the line, each continuation
-/// indented four more than the line (a word too long for any line is cut with `…`).
-fn wrap(line: &str) -> Vec<String> {
-    if line.chars().count() <= WIDTH {
-        return vec![line.to_string()];
-    }
-    let lead = line.len() - line.trim_start().len();
-    let cont = " ".repeat(lead + 4);
-    let mut out = Vec::new();
-    let mut cur = line[..lead].to_string();
-    let mut empty = true; // `cur` holds only its indent
-    let mut soft: Option<usize> = None; // where `cur` may break after a , or ;
-    for word in line[lead..].split(' ') {
-        let len = cur.chars().count();
-        if !empty && len + 1 + word.chars().count() > WIDTH {
-            match soft.filter(|&i| cur[..i].chars().count() > WIDTH / 2) {
-                Some(i) => {
-                    let rest = cur[i..].trim_start().to_string();
-                    out.push(cur[..i].to_string());
-                    empty = rest.is_empty();
-                    cur = cont.clone() + &rest;
-                }
-                None => {
-                    out.push(std::mem::replace(&mut cur, cont.clone()));
-                    empty = true;
-                }
-            }
-            soft = None;
-        }
-        if !empty {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-        empty = false;
-        if word.ends_with(',') || word.ends_with(';') {
-            soft = Some(cur.len());
-        }
-    }
-    out.push(cur);
-    out.into_iter().map(fit).collect()
 }
 
 /// A spread at the chosen width: the median alone, or with `[min–max]`.
@@ -459,31 +416,6 @@ mod tests {
         assert_eq!(nanos(210), "210ns");
         assert_eq!(nanos(3_140), "3.1µs");
         assert_eq!(nanos(2_500_000), "2.50ms");
-    }
-
-    /// Issue 17: a long line breaks after a `,` or `;` in its second half, keeps every
-    /// word, and indents its continuations.
-    #[test]
-    fn long_lines_wrap_within_the_width_keeping_every_word() {
-        let line = format!(
-            "    commit 1: {}; exclusive 12.7µs",
-            (0..30)
-                .map(|i| format!("phase{i} {i}.5ms"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let lines = wrap(&line);
-        assert!(lines.len() > 2, "{lines:?}");
-        for l in &lines {
-            assert!(l.chars().count() <= WIDTH, "{l}");
-        }
-        for l in &lines[..lines.len() - 1] {
-            assert!(l.ends_with(',') || l.ends_with(';'), "{l}");
-        }
-        assert!(lines[1..].iter().all(|l| l.starts_with("        ")));
-        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-        assert_eq!(words(&lines.join(" ")), words(&line));
-        assert_eq!(wrap("short"), ["short"]);
     }
 
     #[test]
