@@ -86,10 +86,11 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
         "open time",
         "sequential p50",
         "ladder 100/s p50",
-        "throughput at the top rung (200/s offered)",
+        "throughput at the top rung [",
+        "throughput at the top rung: 200/s offered",
         "serving peak RSS",
         "1 segment, 2 indexing threads",
-        "highest rate held (shed ≤ 0.1%, p99 ≤ 10× the slower engine's low-rate p50)",
+        "highest rate held: shed ≤ 0.1%, p99 ≤ 10× the slower engine's low-rate p50",
         "under twice the rate held (degrade, not collapse",
     ] {
         assert!(out.contains(needle), "stdout lacks {needle:?}:\n{out}");
