@@ -97,6 +97,14 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
     }
     assert!(err.contains("building"), "{err}");
     assert!(!err.contains("reusing"), "{err}");
+    // Issue 17: the report was up to 178 columns wide; by default it fits 100.
+    for line in out.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(
         plot.contains("heddle") && plot.contains("tantivy"),
