@@ -369,7 +369,11 @@ pub fn render(r: &AgreementReport, threshold: Option<f64>) -> String {
             );
         }
     }
-    out
+    // Within 100 columns: a long line goes on, indented, on the next.
+    out.lines()
+        .flat_map(heddle_eval::env::render::wrap)
+        .map(|l| l + "\n")
+        .collect()
 }
 
 #[cfg(test)]

@@ -25,19 +25,25 @@ use crate::engines::{BuildOptions, BuildStats, Engine};
 /// `heddle-bench build-index`: builds one engine's index (used by `bench`).
 #[derive(Debug, Clone, Args)]
 pub struct BuildIndexArgs {
+    /// The engine to build with: heddle or tantivy.
     #[arg(long)]
     pub engine: String,
+    /// BEIR directory holding corpus.jsonl (or the file itself).
     #[arg(long)]
     pub corpus: PathBuf,
     /// Where to build it (must not exist).
     #[arg(long)]
     pub index: PathBuf,
+    /// The analysis both engines share, or each one's own.
     #[arg(long, value_enum)]
     pub analysis: Analysis,
+    /// Indexing threads.
     #[arg(long)]
     pub threads: usize,
+    /// Segments tantivy is merged down to (heddle's count).
     #[arg(long)]
     pub segments: usize,
+    /// tantivy's indexing memory budget over all its threads, in bytes.
     #[arg(long)]
     pub memory_bytes: usize,
 }
@@ -92,24 +98,34 @@ pub fn spawn_build(
 /// of its own (used by `bench` for peak RSS per engine).
 #[derive(Debug, Clone, Args)]
 pub struct ServeRssArgs {
+    /// The engine to serve with: heddle or tantivy.
     #[arg(long)]
     pub engine: String,
+    /// The engine's index, as build-index made it.
     #[arg(long)]
     pub index: PathBuf,
+    /// The analysis the index was built with.
     #[arg(long, value_enum)]
     pub analysis: Analysis,
+    /// BEIR queries.jsonl.
     #[arg(long)]
     pub queries: PathBuf,
+    /// Offered rate, requests per second.
     #[arg(long)]
     pub rate: f64,
+    /// Requests in the rung.
     #[arg(long)]
     pub requests: u64,
+    /// Worker threads executing requests.
     #[arg(long)]
     pub threads: usize,
+    /// Most requests due but unfinished; one due beyond that is shed.
     #[arg(long)]
     pub inflight: usize,
+    /// Hits per query.
     #[arg(long)]
     pub k: usize,
+    /// Seeds the query order.
     #[arg(long)]
     pub seed: u64,
 }

@@ -38,8 +38,8 @@ pub struct CompareArgs {
     pub corpus: PathBuf,
 
     /// Where each engine's index is kept, and reused while the corpus and the build
-    /// settings are unchanged.
-    #[arg(long, value_name = "DIR", default_value = "results/compare/work")]
+    /// settings are unchanged [default: results/compare/work in the repository].
+    #[arg(long, value_name = "DIR", default_value_os_t = default_workdir(), hide_default_value = true)]
     pub workdir: PathBuf,
 
     /// matched: both engines index and query heddle's tokens (the comparison). native:
@@ -108,6 +108,23 @@ fn tantivy_bm25(args: &CompareArgs) -> anyhow::Result<()> {
         fixed.b
     );
     Ok(())
+}
+
+/// `results/compare/work` under the repository heddle-bench was built from, wherever the
+/// command is run. heddle-bench is a tool of the checkout (built and run with cargo, never
+/// installed), so the build-time path names the checkout; relative to the working
+/// directory, a run from bench/ or a subfolder built a second pair of indexes (minutes on
+/// a real corpus) somewhere nobody looks, and requiring the flag would make every quick
+/// run longer to type than the Makefile's. `results/` is the repository's ignored
+/// output folder.
+pub fn default_workdir() -> PathBuf {
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR"));
+    bench
+        .parent()
+        .unwrap_or(bench)
+        .join("results")
+        .join("compare")
+        .join("work")
 }
 
 /// Runs the comparison; prints as it goes and returns the report.
@@ -627,4 +644,47 @@ fn memory_rate(ladder: &BenchReport) -> f64 {
         .reduce(f64::max)
         .or_else(|| rates.iter().copied().reduce(f64::min))
         .unwrap_or(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: CompareArgs,
+    }
+
+    fn parse(extra: &[&str]) -> CompareArgs {
+        let mut argv = vec!["t", "--corpus", "c", "--queries", "q", "--index", "."];
+        argv.extend(extra);
+        Wrapper::try_parse_from(argv).unwrap().args
+    }
+
+    /// Issue 17: the default was `results/compare/work` relative to wherever one stood.
+    #[test]
+    fn the_default_workdir_is_under_the_repositorys_results() {
+        let workdir = parse(&[]).workdir;
+        assert!(workdir.is_absolute(), "{}", workdir.display());
+        assert!(
+            workdir.ends_with("results/compare/work"),
+            "{}",
+            workdir.display()
+        );
+        let repo = workdir.ancestors().nth(3).unwrap();
+        assert!(
+            repo.join("bench/Cargo.toml").is_file(),
+            "{}",
+            repo.display()
+        );
+        assert!(
+            repo.join("engine/Cargo.toml").is_file(),
+            "{}",
+            repo.display()
+        );
+        assert_eq!(parse(&["--workdir", "w"]).workdir, Path::new("w"));
+    }
 }

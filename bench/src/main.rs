@@ -26,7 +26,9 @@ enum Command {
     /// every `heddle-eval bench` flag but --index.
     Bench(Box<CompareArgs>),
     /// Several runs' --compare-json files: every figure and ratio as median [min–max].
+    #[command(visible_alias = "summarize")]
     Summarise {
+        /// The --compare-json files of the runs to summarise.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -77,5 +79,25 @@ fn run() -> anyhow::Result<()> {
         }
         Command::BuildIndex(args) => child::build_index(&args),
         Command::ServeRss(args) => child::serve_rss(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Issue 17: every visible flag of every command, hidden internal ones included, has a
+    /// line of help.
+    #[test]
+    fn every_argument_has_help() {
+        let mut missing = Vec::new();
+        for sub in super::Cli::command().get_subcommands() {
+            for arg in sub.get_arguments() {
+                if !arg.is_hide_set() && arg.get_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help: {missing:?}");
     }
 }

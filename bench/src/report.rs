@@ -14,6 +14,7 @@ use anyhow::Context;
 use heddle_eval::bench::report::format::{kib, micros, rate};
 use heddle_eval::bench::report::{BenchReport, Table};
 use heddle_eval::bench::stats::{Spread, spread};
+use heddle_eval::env::render::wrap;
 use serde::{Deserialize, Serialize};
 
 use crate::agreement::AgreementReport;
@@ -381,6 +382,46 @@ fn reading(row: &RatioRow, ratio: f64) -> String {
     format!("heddle {factor:.2}× {word}")
 }
 
+/// Labels longer than this keep their parenthesis as a numbered note under the table.
+const LABEL_MAX: usize = 40;
+
+/// What would widen the ratio table past 100 columns, as numbered notes under it: a long
+/// label's parenthesis and a row's note. Equal texts share a number.
+#[derive(Default)]
+struct Footnotes(Vec<String>);
+
+impl Footnotes {
+    fn mark(&mut self, text: String) -> String {
+        let n = match self.0.iter().position(|t| *t == text) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(text);
+                self.0.len()
+            }
+        };
+        format!("[{n}]")
+    }
+
+    /// `label` as it is if short; else `head [n]`, its parenthesis the note.
+    fn label(&mut self, label: &str) -> String {
+        match label.split_once(" (") {
+            Some((head, rest)) if label.chars().count() > LABEL_MAX => {
+                let why = rest.strip_suffix(')').unwrap_or(rest);
+                format!("{head} {}", self.mark(format!("{head}: {why}")))
+            }
+            _ => label.to_string(),
+        }
+    }
+
+    fn render(&self, out: &mut String) {
+        for (i, text) in self.0.iter().enumerate() {
+            for line in wrap(&format!("[{}] {text}", i + 1)) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+}
+
 /// The ratio table of one run.
 pub fn render_ratios(report: &CompareReport) -> String {
     let mut out = String::new();
@@ -446,14 +487,18 @@ pub fn render_ratios(report: &CompareReport) -> String {
         );
     }
     let mut t = Table::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
+    let mut notes = Footnotes::default();
     for row in &report.ratios {
         let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| show(row.kind, v));
+        let label = notes.label(&row.label);
         let mut reading_cell = row.ratio.map_or(String::new(), |r| reading(row, r));
         if !row.note.is_empty() {
-            reading_cell = format!("{reading_cell} ({})", row.note);
+            reading_cell = format!("{reading_cell} {}", notes.mark(row.note.clone()))
+                .trim_start()
+                .to_string();
         }
         t.row(vec![
-            row.label.clone(),
+            label,
             cell(row.heddle),
             cell(row.tantivy),
             row.ratio.map_or("-".to_string(), |r| format!("{r:.2}×")),
@@ -465,8 +510,10 @@ pub fn render_ratios(report: &CompareReport) -> String {
         "\nratios (heddle / tantivy; above 1: heddle's figure is larger)"
     );
     out.push_str(&t.render());
+    notes.render(&mut out);
     out.push_str(&held::render(&report.held));
-    out
+    // The prose above the table, wrapped where it runs past 100 columns.
+    out.lines().flat_map(wrap).map(|l| l + "\n").collect()
 }
 
 /// Reads one run's JSON. Format 1's per-query section had two engines' fields by
@@ -557,6 +604,7 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
         );
     }
     let mut t = Table::new(&["figure", "heddle", "tantivy", "heddle/tantivy", "reading"]);
+    let mut notes = Footnotes::default();
     for row in &first.ratios {
         let same: Vec<&RatioRow> = runs
             .iter()
@@ -571,29 +619,27 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
             }
         };
         let (h, tv, ratio) = (col(|r| r.heddle), col(|r| r.tantivy), col(|r| r.ratio));
-        let label = if row.key.starts_with("ladder") {
+        let label = if !row.key.starts_with("ladder") {
+            notes.label(&row.label)
+        } else {
             // Rates differ between runs of a derived ladder: show the fraction only.
             row.label
                 .split_once(" (")
                 .map_or(row.label.clone(), |(a, b)| {
                     format!("{a}{}", b.split_once(')').map_or("", |(_, q)| q))
                 })
-        } else {
-            row.label.clone()
         };
-        let notes: Vec<&str> = same
+        let noted: Vec<&str> = same
             .iter()
             .map(|r| r.note.as_str())
             .filter(|n| !n.is_empty())
             .collect();
         let mut reading_cell = ratio.map_or(String::new(), |s| reading(row, s.median));
-        if !notes.is_empty() {
-            reading_cell = format!(
-                "{reading_cell} ({} of {} runs: {})",
-                notes.len(),
-                same.len(),
-                notes[0]
-            );
+        if !noted.is_empty() {
+            let note = format!("{} of {} runs: {}", noted.len(), same.len(), noted[0]);
+            reading_cell = format!("{reading_cell} {}", notes.mark(note))
+                .trim_start()
+                .to_string();
         }
         t.row(vec![
             label,
@@ -604,9 +650,10 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
         ]);
     }
     out.push_str(&t.render());
+    notes.render(&mut out);
     let held: Vec<&[EngineHold]> = runs.iter().map(|r| r.held.as_slice()).collect();
     out.push_str(&held::render_runs(&held));
-    out
+    out.lines().flat_map(wrap).map(|l| l + "\n").collect()
 }
 
 pub(crate) fn fmt_spread(s: &Spread<f64>, f: impl Fn(f64) -> String) -> String {
@@ -723,6 +770,69 @@ mod tests {
         assert!(old.held.is_empty());
         assert!(!render_ratios(&old).contains(HELD_LABEL));
         assert!(render_ratios(&report).contains(HELD_LABEL));
+    }
+
+    /// Issue 17: the ratio table was 149 columns wide (a label's explanation and a row's
+    /// note in the cells); they are numbered notes under it now.
+    #[test]
+    fn the_ratio_table_fits_100_columns_with_its_explanations_as_notes() {
+        let mut top = RatioRow::new(
+            "top",
+            "throughput at the top rung (200/s offered)",
+            Kind::Rate,
+            Some(201.0),
+            Some(200.0),
+        );
+        top.note = "not both overloaded: a lower bound on throughput".to_string();
+        let mut held = RatioRow::new("held", HELD_LABEL, Kind::Rate, None, None);
+        held.note = "heddle holds no rung; tantivy holds no rung".to_string();
+        let report = CompareReport {
+            format: COMPARE_FORMAT,
+            tool: "t".to_string(),
+            tantivy_version: "0".to_string(),
+            analysis: "matched".to_string(),
+            analysis_label: "matched".to_string(),
+            corpus: "a/rather/long/path/to/a/corpus/directory/corpus.jsonl".to_string(),
+            queries: "a/rather/long/path/to/a/corpus/directory/queries.jsonl".to_string(),
+            machine: Machine::this(None),
+            engines: Vec::new(),
+            agreement: None,
+            ladder_json: None,
+            memory_rate: None,
+            ratios: vec![
+                RatioRow::new(
+                    "build",
+                    "index build time",
+                    Kind::Time,
+                    Some(1.0),
+                    Some(2.0),
+                ),
+                top,
+                held,
+            ],
+            held: vec![engine_hold("heddle", Some(1.0), false)],
+            per_query: None,
+            environment: None,
+        };
+        for text in [
+            render_ratios(&report),
+            render_summary(&[report.clone(), report.clone(), report]),
+        ] {
+            for line in text.lines() {
+                assert!(line.chars().count() <= 100, "{line}\n{text}");
+            }
+            assert!(text.contains("throughput at the top rung [1]"), "{text}");
+            assert!(
+                text.contains("[1] throughput at the top rung: 200/s offered"),
+                "{text}"
+            );
+            assert!(text.contains("same [2]"), "{text}");
+            assert!(
+                text.contains("not both overloaded: a lower bound on throughput"),
+                "{text}"
+            );
+            assert!(text.contains("highest rate held ["), "{text}");
+        }
     }
 
     #[test]

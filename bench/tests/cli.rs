@@ -89,16 +89,25 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
         "open time",
         "sequential p50",
         "ladder 100/s p50",
-        "throughput at the top rung (200/s offered)",
+        "throughput at the top rung [",
+        "throughput at the top rung: 200/s offered",
         "serving peak RSS",
         "1 segment, 2 indexing threads",
-        "highest rate held (shed ≤ 0.1%, p99 ≤ 10× the slower engine's low-rate p50)",
+        "highest rate held: shed ≤ 0.1%, p99 ≤ 10× the slower engine's low-rate p50",
         "under twice the rate held (degrade, not collapse",
     ] {
         assert!(out.contains(needle), "stdout lacks {needle:?}:\n{out}");
     }
     assert!(err.contains("building"), "{err}");
     assert!(!err.contains("reusing"), "{err}");
+    // Issue 17: the report was up to 178 columns wide; by default it fits 100.
+    for line in out.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(
         plot.contains("heddle") && plot.contains("tantivy"),
@@ -172,4 +181,24 @@ fn an_index_flag_is_refused() {
     let (_, err) = text(&run);
     assert!(!run.status.success());
     assert!(err.contains("takes no --index"), "{err}");
+}
+
+/// Issue 17: `summarize` was an unrecognized subcommand; both spellings now read the
+/// files (here a missing one, which is the error, named).
+#[test]
+fn summarise_is_also_spelled_summarize() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    for spelling in ["summarise", "summarize"] {
+        let out = heddle_bench(&[spelling, missing.to_str().unwrap()]);
+        let (_, err) = text(&out);
+        assert!(!out.status.success(), "{spelling}");
+        assert!(err.contains("missing.json"), "{spelling}: {err}");
+        assert!(
+            !err.contains("unrecognized subcommand"),
+            "{spelling}: {err}"
+        );
+    }
+    let (help, _) = text(&heddle_bench(&["--help"]));
+    assert!(help.contains("summarize"), "{help}");
 }

@@ -14,7 +14,7 @@ use heddle_corpus::queries::{
     BAND_WEIGHTS, BANDS, ClassShare, DfTable, QueryClass, SampledStyle, TermStats, class_queries,
     frequent_terms, question_queries, rare_max_df, rare_terms, term_queries,
 };
-use heddle_corpus::stats::{corpus_stats, thousands};
+use heddle_corpus::stats::{corpus_stats, plural, thousands};
 use heddle_corpus::synth::{
     Generator, GeneratorConfig, LengthModel, TREC_COVID_DOCS, WordModel, learn,
 };
@@ -47,8 +47,10 @@ enum Command {
         /// Output directory (created if missing).
         #[arg(long)]
         out: PathBuf,
-        #[arg(long, default_value_t = TREC_COVID_DOCS)]
+        /// Documents to write, at least 1.
+        #[arg(long, default_value_t = TREC_COVID_DOCS, value_parser = at_least_one_doc)]
         docs: u64,
+        /// Seeds the generator: the same seed and flags write the same corpus.
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Learn the vocabulary and word frequencies from this BEIR corpus (directory or
@@ -83,11 +85,13 @@ enum Command {
         /// Output queries.jsonl.
         #[arg(long)]
         out: PathBuf,
+        /// Queries to write.
         #[arg(long, default_value_t = 1000)]
         count: usize,
         /// Terms per query, MIN..MAX inclusive (for --style terms).
         #[arg(long, default_value = "2..5", value_parser = parse_range)]
         terms: (usize, usize),
+        /// Seeds the sampling: the same seed and flags write the same queries.
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Bags of terms, or TREC-COVID-like questions (function words around the terms).
@@ -99,8 +103,9 @@ enum Command {
         /// words of a question from one document). Each line gets metadata.class.
         #[arg(long, value_delimiter = ',')]
         class: Vec<ClassShare>,
-        /// Analysis for document frequencies; as the index's. Default: english with
-        /// --class, plain without (the sets made before classes).
+        /// Analyzer preset for document frequencies (english, lucene-english or plain);
+        /// as the index's. Default: english with --class, plain without (the sets made
+        /// before classes).
         #[arg(long)]
         analyzer: Option<String>,
     },
@@ -109,6 +114,8 @@ enum Command {
         /// BEIR directory or corpus.jsonl.
         #[arg(long)]
         corpus: PathBuf,
+        /// Analyzer preset the vocabulary is counted with: plain (lowercase only),
+        /// english or lucene-english.
         #[arg(long, default_value = "plain")]
         analyzer: String,
         /// How many top terms (by document frequency) to list.
@@ -127,6 +134,16 @@ enum Lengths {
 enum Style {
     Terms,
     Questions,
+}
+
+/// `--docs`: refused at 0 before anything is written (it made an empty corpus, then
+/// failed on its queries).
+fn at_least_one_doc(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("an empty corpus is no corpus; give at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
@@ -239,7 +256,7 @@ fn with_progress(
     docs.enumerate().map(move |(i, d)| {
         let t = start.elapsed().as_secs_f64();
         if t - last >= 2.0 {
-            note!("{what}: {} docs read {t:.1} s", thousands(i as u64));
+            note!("{what}: {} read {t:.1} s", plural(i as u64, "doc"));
             last = t;
         }
         d
@@ -264,10 +281,10 @@ fn synth(
             let path = reader.path().to_path_buf();
             let learned = learn(with_progress("learn", reader))?;
             note!(
-                "synth: learned {} words from {} documents ({} tokens) of {}",
-                thousands(learned.words.len() as u64),
-                thousands(learned.docs),
-                thousands(learned.tokens),
+                "synth: learned {} from {} ({}) of {}",
+                plural(learned.words.len() as u64, "word"),
+                plural(learned.docs, "document"),
+                plural(learned.tokens, "token"),
                 path.display()
             );
             let lengths = match lengths {
@@ -334,12 +351,12 @@ fn synth(
     let queries_path = out.join("queries.jsonl");
     write_queries(&queries_path, &queries)?;
     note!(
-        "synth: wrote {} documents ({} tokens, mean {:.1} words) to {} and {} queries to {} in {:.1} s",
-        thousands(generated.docs),
-        thousands(generated.tokens),
+        "synth: wrote {} ({}, mean {:.1} words) to {} and {} to {} in {:.1} s",
+        plural(generated.docs, "document"),
+        plural(generated.tokens, "token"),
         generated.tokens as f64 / generated.docs.max(1) as f64,
         corpus_path.display(),
-        queries.len(),
+        plural(queries.len() as u64, "query"),
         queries_path.display(),
         start.elapsed().as_secs_f64()
     );
@@ -371,13 +388,13 @@ fn sample_queries(
     let table = DfTable::from_corpus(with_progress("queries", reader), &analyzer)?;
     for (band, weight) in BANDS.iter().zip(BAND_WEIGHTS) {
         note!(
-            "queries: band {:<8} df {:>5.2}%..{:>5.2}% of {} docs (at least {}): {} terms, weight {:.0}%",
+            "queries: band {:<8} df {:>5.2}%..{:>5.2}% of {} (at least {}): {}, weight {:.0}%",
             band.name,
             100.0 * band.min_fraction,
             100.0 * band.max_fraction,
-            thousands(table.docs),
+            plural(table.docs, "doc"),
             band.min_docs,
-            thousands(table.band_terms(band).len() as u64),
+            plural(table.band_terms(band).len() as u64, "term"),
             100.0 * weight
         );
     }
@@ -387,8 +404,8 @@ fn sample_queries(
     };
     write_queries(out, &queries)?;
     note!(
-        "queries: wrote {} queries to {}",
-        queries.len(),
+        "queries: wrote {} to {}",
+        plural(queries.len() as u64, "query"),
         out.display()
     );
     Ok(())
@@ -407,7 +424,7 @@ fn classed_queries(
     let start = Instant::now();
     let reader = open_corpus(corpus)?;
     let stats = TermStats::from_corpus(with_progress("queries", reader), &analyzer)?;
-    let docs = thousands(stats.docs);
+    let docs = plural(stats.docs, "doc");
     for class in [QueryClass::FrequentRare, QueryClass::AllFrequent] {
         if mix.iter().any(|s| s.class == class) {
             let shown: Vec<String> = frequent_terms(&stats, class)
@@ -419,13 +436,13 @@ fn classed_queries(
                 })
                 .collect();
             note!(
-                "queries: {class}: frequent terms of {docs} docs: {}",
+                "queries: {class}: frequent terms of {docs}: {}",
                 shown.join(", ")
             );
         }
     }
     note!(
-        "queries: rare terms (df 1..{} of {docs} docs): {}",
+        "queries: rare terms (df 1..{} of {docs}): {}",
         rare_max_df(stats.docs),
         thousands(rare_terms(&stats).len() as u64)
     );
@@ -445,8 +462,8 @@ fn classed_queries(
         })
         .collect();
     note!(
-        "queries: wrote {} queries ({}) to {} in {:.1} s",
-        queries.len(),
+        "queries: wrote {} ({}) to {} in {:.1} s",
+        plural(queries.len() as u64, "query"),
         per_class.join(", "),
         out.display(),
         start.elapsed().as_secs_f64()
@@ -457,6 +474,21 @@ fn classed_queries(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 17: `synth --docs`, `queries --count` and others had no help line.
+    #[test]
+    fn every_argument_has_help() {
+        use clap::CommandFactory;
+        let mut missing = Vec::new();
+        for sub in Cli::command().get_subcommands() {
+            for arg in sub.get_arguments() {
+                if !arg.is_hide_set() && arg.get_help().is_none() {
+                    missing.push(format!("{} --{}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help: {missing:?}");
+    }
 
     #[test]
     fn term_ranges_parse() {

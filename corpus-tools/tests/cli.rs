@@ -104,3 +104,50 @@ fn a_malformed_corpus_is_reported_with_file_and_line() {
         "{err}"
     );
 }
+
+/// Runs heddle-corpus with RUST_BACKTRACE=1 expecting a refusal: non-zero exit, and
+/// stderr that is one line, with no backtrace however the environment asks for one.
+fn refuses_in_one_line(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_heddle-corpus"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .output()
+        .expect("run heddle-corpus");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{args:?} succeeded: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(!err.to_lowercase().contains("backtrace"), "{args:?}: {err}");
+    err
+}
+
+/// Issue 17: an ordinary error is one line even with RUST_BACKTRACE set.
+#[test]
+fn errors_are_one_line_even_with_rust_backtrace_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("corpus.jsonl");
+    std::fs::write(&bad, "{\"_id\": \"a\", \"text\": \"fine\"}\nnot json\n").unwrap();
+    let err = refuses_in_one_line(&["stats", "--corpus", bad.to_str().unwrap()]);
+    assert!(err.contains("corpus.jsonl:2"), "{err}");
+    let missing = dir.path().join("missing");
+    let err = refuses_in_one_line(&["stats", "--corpus", missing.to_str().unwrap()]);
+    assert!(err.contains("missing"), "{err}");
+}
+
+/// Issue 17: `synth --docs 0` wrote an empty corpus, then failed; it is refused before
+/// anything is written.
+#[test]
+fn synth_refuses_zero_documents_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let err = Command::new(env!("CARGO_BIN_EXE_heddle-corpus"))
+        .args(["synth", "--docs", "0", "--out", out.to_str().unwrap()])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&err.stderr);
+    assert!(!err.status.success());
+    assert!(stderr.contains("--docs"), "{stderr}");
+    assert!(!stderr.to_lowercase().contains("backtrace"), "{stderr}");
+    assert!(!out.exists(), "wrote {}", out.display());
+}

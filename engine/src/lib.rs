@@ -47,4 +47,4 @@ pub use index::{
     IndexWriter, MergePolicy, MergeStats, check_index,
 };
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
-pub use segment::{BpConfig, Reorder, ReorderProgress};
+pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};

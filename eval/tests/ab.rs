@@ -152,6 +152,13 @@ fn a_20_percent_slowdown_is_a_regression_in_p50_and_p99() {
         "{text}"
     );
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    // Issue 17: the legend explains only the marks the table holds: no figure here is
+    // ungateable, and every floor is this session's own.
+    assert!(!text.contains("ungateable: limit"), "{text}");
+    assert!(
+        text.contains("floor r: from this session's runs only"),
+        "{text}"
+    );
 }
 
 /// The same 20% slowdown, with one run of the eight disturbed: its figures are still
@@ -175,6 +182,7 @@ fn a_disturbed_run_withholds_every_verdict() {
         text.contains("1 of 8 runs DISTURBED") && text.contains("run 6B: rung at 250/s"),
         "{text}"
     );
+    assert!(text.contains("ungateable: limit ≤ floor"), "{text}");
 }
 
 /// Two pairs are too few for a verdict: the session's own floor would rest on two runs

@@ -96,7 +96,11 @@ fn add_commits_a_second_batch_without_disturbing_the_first() {
     )
     .unwrap();
     let out = ok(&["add", "--index", &idx, "--docs", &f.path("more.jsonl")]);
-    assert!(out.contains("added 1 documents"), "{out}");
+    // Issue 17: one document is "1 document", not "1 documents".
+    assert!(out.contains("added 1 document (0 replaced)"), "{out}");
+    assert!(out.contains("5 documents in all"), "{out}");
+    let checked = ok(&["check", "--index", &idx]);
+    assert!(checked.contains(", 2 segments, 5 documents, "), "{checked}");
     assert_eq!(hit_ids(&search_json(&idx, "ventilation")), ["m1"]);
     // The first batch's documents are still found; scores change only because N grew.
     assert_eq!(
@@ -271,7 +275,7 @@ fn delete_merge_check_and_upsert_through_the_cli() {
     assert!(hit_ids(&search_json(&idx, "vaccine")).is_empty());
 
     let out = ok(&["merge", "--index", &idx, "--max-segments", "1"]);
-    assert!(out.contains("1 segments now"), "{out}");
+    assert!(out.contains("; 1 segment now"), "{out}"); // issue 17: not "1 segments"
     let out = ok(&["check", "--index", &idx]);
     assert!(out.contains("ok: no damage found"), "{out}");
     assert_eq!(hit_ids(&search_json(&idx, "hospital")), ["c4"]);
@@ -335,5 +339,43 @@ fn search_fuses_fields_with_rrf() {
     fails(
         &["search", "--index", &idx, "--fuse", "title,nope", "x"],
         "nope",
+    );
+}
+
+/// Issue 17: a long commit went quiet. `index` and `add` name each commit phase on
+/// stderr as it starts (whether or not stderr is a terminal; here it is a pipe).
+#[test]
+fn index_and_add_name_each_commit_phase_on_stderr() {
+    let f = Fixture::new();
+    let idx = f.path("idx");
+    let out = heddle_eval(&["index", "--corpus", &f.path("corpus"), "--index", &idx]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut at = 0;
+    for phase in [
+        "index: commit: analysis of 4 documents",
+        "index: commit: encoding of ",
+        "index: commit: write",
+        "index: commit: fsync",
+        "index: commit: publish",
+    ] {
+        let found = stderr[at..].find(phase);
+        assert!(
+            found.is_some(),
+            "{phase:?} not after byte {at} of:\n{stderr}"
+        );
+        at += found.unwrap() + phase.len();
+    }
+    std::fs::write(
+        f.root.join("more.jsonl"),
+        "{\"_id\": \"m1\", \"title\": \"Ventilation\", \"text\": \"Ventilation.\"}\n",
+    )
+    .unwrap();
+    let out = heddle_eval(&["add", "--index", &idx, "--docs", &f.path("more.jsonl")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("add: commit: analysis of 1 document (")
+            && stderr.contains("add: commit: publish"),
+        "{stderr}"
     );
 }

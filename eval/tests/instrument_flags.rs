@@ -352,3 +352,67 @@ fn the_binary_prints_the_table_once() {
         "{out}"
     );
 }
+
+/// Issue 17: many rungs and three repetitions still fit 100 columns by default, and the
+/// legend names only the marks the table holds: OVERLOADED and INVALID were explained
+/// when no rung was either.
+#[test]
+fn many_rungs_fit_100_columns_and_the_legend_names_only_the_marks_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = args(
+        dir.path(),
+        &[
+            "--rates",
+            "1000,1500,2000,2500,3000,3500,4000,4500,5000,5500,6000,7000",
+            "--samples",
+            "100",
+            "--repeat",
+            "3",
+            "--warmup",
+            "10",
+            "--inflight",
+            "100000",
+        ],
+    );
+    let engines: Vec<Box<dyn BackendFactory>> = vec![
+        Box::new(SyntheticFactory::new(
+            "heddle",
+            ServiceModel::constant(Duration::from_micros(200)),
+        )),
+        Box::new(SyntheticFactory::new(
+            "tantivy",
+            ServiceModel::exponential(Duration::from_micros(200), 3),
+        )),
+    ];
+    let mut report = run(&a, &engines).unwrap();
+    assert_eq!(report.summary.len(), 24);
+    for s in &mut report.summary {
+        (s.overloaded, s.valid, s.disturbed) = (false, true, false);
+    }
+    let fits = |text: &str| {
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+    };
+    let clean = render_table(&report);
+    fits(&clean);
+    for mark in ["OVERLOADED", "INVALID", "DISTURBED"] {
+        assert!(!clean.contains(mark), "{mark} in:\n{clean}");
+    }
+    assert!(clean.contains("-  absent"), "{clean}"); // p99 from 100 samples: absent
+
+    report.summary[3].overloaded = true;
+    let overloaded = render_table(&report);
+    fits(&overloaded);
+    assert!(
+        overloaded.contains("OVERLOADED: requests were shed"),
+        "{overloaded}"
+    );
+    assert!(!overloaded.contains("INVALID"), "{overloaded}");
+
+    report.summary[3].overloaded = false;
+    report.summary[5].valid = false;
+    let invalid = render_table(&report);
+    assert!(invalid.contains("INVALID: see the JSON"), "{invalid}");
+    assert!(!invalid.contains("OVERLOADED"), "{invalid}");
+}

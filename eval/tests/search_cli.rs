@@ -262,28 +262,3 @@ fn an_empty_result_says_why() {
     let found = f.search_json(&["the", "vitamin"]);
     assert!(found.get("why_empty").is_none(), "{found}");
 }
-
-#[test]
-fn every_flag_of_search_quality_and_compare_runs_has_help() {
-    for command in ["search", "quality", "compare-runs"] {
-        let help = ok(&[command, "--help"]);
-        let mut lines = help
-            .lines()
-            .skip_while(|l| !l.starts_with("Options:"))
-            .skip(1)
-            .peekable();
-        while let Some(line) = lines.next() {
-            let flag = line.trim_start();
-            if !flag.starts_with('-') {
-                continue;
-            }
-            // A flag without help is a line of its own followed by the next flag.
-            let described = flag.contains("  ")
-                || lines.peek().is_some_and(|next| {
-                    let next = next.trim_start();
-                    !next.is_empty() && !next.starts_with('-')
-                });
-            assert!(described, "{command}: {flag:?} has no help");
-        }
-    }
-}

@@ -376,6 +376,33 @@ fn the_writes_arm_works_on_a_copy_and_leaves_the_source_byte_identical() {
     ] {
         assert!(table.contains(needle), "table lacks {needle:?}:\n{table}");
     }
+
+    // Issue 17: the writes arm printed 250-column lines. Three repetitions of the same
+    // trials: the default table fits 100 columns, --wide keeps each line whole.
+    let mut three = report.clone();
+    three.settings.repeat = 3;
+    for repetition in 1..3 {
+        for t in &report.trials {
+            let mut t = t.clone();
+            t.repetition = repetition;
+            three.trials.push(t);
+        }
+    }
+    three.summary = writes::summary::summarise(&three.trials);
+    let narrow = writes::table::render(&three);
+    for line in narrow.lines() {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+    assert!(
+        narrow.contains("medians (--wide: [min–max]) over 3 repetitions"),
+        "{narrow}"
+    );
+    let wide = writes::table::render_as(&three, heddle_eval::bench::report::Width::Wide);
+    assert!(wide.lines().any(|l| l.chars().count() > 100), "{wide}");
+    assert!(
+        wide.contains("median [min–max] over 3 repetitions"),
+        "{wide}"
+    );
 }
 
 #[test]

@@ -12,7 +12,8 @@ pub const BAND_WEIGHTS: [f64; 3] = [0.3, 0.4, 0.3];
 pub enum QuerySetError {
     /// No term of the corpus falls in any band: the corpus is too small or too uniform.
     #[error(
-        "no content word of the corpus has a document frequency in any band (corpus of {docs} documents)"
+        "no content word of the corpus has a document frequency in any band (corpus of {})",
+        crate::stats::plural(*docs, "document")
     )]
     NoTerms { docs: u64 },
     /// The term count range is empty or starts at zero.

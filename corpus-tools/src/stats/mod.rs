@@ -156,6 +156,20 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A count and its noun, the noun plural unless the count is 1, the count grouped as
+/// [`thousands`]: `plural(1, "segment")` is `1 segment`, `plural(1200, "query")` is
+/// `1,200 queries` (a consonant's `y` becomes `ies`, `s`, `x`, `ch` and `sh` take `es`,
+/// other nouns `s`). Every count
+/// heddle-eval and heddle-corpus print goes through it, so none says "1 segments".
+pub fn plural(n: u64, noun: &str) -> String {
+    let many = match noun.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{stem}ies"),
+        _ if ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end)) => format!("{noun}es"),
+        _ => format!("{noun}s"),
+    };
+    format!("{} {}", thousands(n), if n == 1 { noun } else { &many })
+}
+
 impl fmt::Display for CorpusStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pct = |n: u64| 100.0 * n as f64 / self.docs.max(1) as f64;
@@ -225,6 +239,21 @@ impl fmt::Display for CorpusStats {
 mod tests {
     use super::*;
     use heddle::AnalyzerConfig;
+
+    /// Issue 17: "1 segments", "1 problems found", "added 1 documents".
+    #[test]
+    fn plural_agrees_with_its_count() {
+        assert_eq!(plural(0, "segment"), "0 segments");
+        assert_eq!(plural(1, "segment"), "1 segment");
+        assert_eq!(plural(2, "problem"), "2 problems");
+        assert_eq!(plural(1, "query"), "1 query");
+        assert_eq!(plural(1_200, "query"), "1,200 queries");
+        assert_eq!(plural(3, "day"), "3 days");
+        assert_eq!(plural(2, "pass"), "2 passes");
+        assert_eq!(plural(2, "batch"), "2 batches");
+        assert_eq!(plural(1, "commit thread"), "1 commit thread");
+        assert_eq!(plural(2, "commit thread"), "2 commit threads");
+    }
 
     #[test]
     fn counts_lengths_vocabulary_and_document_frequencies() {

@@ -22,7 +22,8 @@ use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
 use crate::segment::{
-    DeletesMeta, Reorder, ReorderProgress, SegmentReader, build_segment, segment_name,
+    CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress, SegmentReader,
+    build_segment, segment_name,
 };
 
 /// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
@@ -78,6 +79,7 @@ pub struct IndexWriter {
     reset: Option<Reset>,
     reorder: Reorder,
     reorder_progress: Option<ReorderProgress>,
+    commit_progress: Option<CommitProgress>,
 }
 
 /// A pending start-over: the settings the next commit's manifest takes, and what
@@ -131,6 +133,7 @@ impl IndexWriter {
             reset: None,
             reorder: Reorder::None,
             reorder_progress: None,
+            commit_progress: None,
         })
     }
 
@@ -151,6 +154,13 @@ impl IndexWriter {
     /// Receives reordering progress during commits (see [`ReorderProgress`]).
     pub fn set_reorder_progress(&mut self, progress: Option<ReorderProgress>) {
         self.reorder_progress = progress;
+    }
+
+    /// Tells `observer` each phase of every commit as it starts, progresses and ends
+    /// (see [`CommitProgress`]), so that a caller can show a long commit is alive. `None`
+    /// (the default) stops the reports; either way the commit does the same work.
+    pub fn set_commit_progress(&mut self, observer: Option<CommitProgress>) {
+        self.commit_progress = observer;
     }
 
     /// Sets the policy that bounds the number of segments.
@@ -324,6 +334,7 @@ impl IndexWriter {
                 &self.pool,
                 &self.reorder,
                 self.reorder_progress.clone(),
+                self.commit_progress.as_ref(),
             );
             stats.analysis = built.analysis;
             stats.reorder = built.reorder;
@@ -333,8 +344,10 @@ impl IndexWriter {
 
         // Publication: serialised with merges, invisible to readers until the swap.
         let dir = self.shared.dir.clone();
+        let observer = self.commit_progress.as_ref();
         let mut st = self.state.lock();
         let t = Instant::now();
+        let report = PhaseReport::start(observer, CommitPhase::Write, 1);
         let mut paths = match &built {
             Some(b) => publish::write_segment_files(&dir, &b.meta.name, &b.files)?,
             None => Vec::new(),
@@ -386,15 +399,19 @@ impl IndexWriter {
                 new_delete_files.push((i, file, meta.doc_count));
             }
         }
+        report.finish();
         stats.write = t.elapsed();
         st.check(Failpoint::AfterSegmentWrite)?;
 
         let t = Instant::now();
+        let report = PhaseReport::start(observer, CommitPhase::Fsync, 1);
         publish::sync_files(&dir, &paths)?;
+        report.finish();
         stats.fsync = t.elapsed();
         st.check(Failpoint::AfterSegmentFsync)?;
 
         let t = Instant::now();
+        let report = PhaseReport::start(observer, CommitPhase::Publish, 1);
         for (i, file, doc_count) in new_delete_files {
             segments[i].deletes = Some(Arc::new(DeleteSet::open(&dir, &file, doc_count)?));
         }
@@ -410,6 +427,7 @@ impl IndexWriter {
         let (manifest_time, exclusive) = publish::publish(&self.shared, &mut st, next, |m| {
             Snapshot::from_parts(m, segments, analyzer)
         })?;
+        report.finish();
         stats.manifest = manifest_time;
         stats.publish = opened + exclusive;
         stats.exclusive = exclusive;

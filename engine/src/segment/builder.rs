@@ -3,12 +3,14 @@
 //!
 //! Nothing here touches the disk or any lock: the writer calls it with no reader waiting.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::lengths::DocLengths;
+use super::progress::{CommitPhase, CommitProgress, PhaseReport};
 use super::reorder::{self, ForwardIndex, Reorder, ReorderProgress};
 use super::{SegmentComponent, SegmentMeta, footer};
 use crate::analysis::Analyzer;
@@ -100,11 +102,16 @@ struct ChunkInversion {
     text_lens: Vec<u32>,
 }
 
+/// Documents (analysis) and terms (encoding) between progress reports: rare enough to
+/// cost nothing, often enough for a line a second on any corpus.
+const REPORT_EVERY: usize = 1024;
+
 fn invert_chunk(
     docs: &[Document],
     first_doc: u32,
     fields: &[Field],
     analyzer: &Analyzer,
+    report: &PhaseReport,
 ) -> ChunkInversion {
     let slot = |f: Field| fields.iter().position(|&g| g == f);
     let (title_slot, text_slot) = (slot(Field::Title), slot(Field::Text));
@@ -113,7 +120,12 @@ fn invert_chunk(
     let mut title_lens = Vec::with_capacity(docs.len());
     let mut text_lens = Vec::with_capacity(docs.len());
     let mut scratch = String::new();
+    let mut reported = 0;
     for (i, doc) in docs.iter().enumerate() {
+        if i - reported == REPORT_EVERY {
+            report.add(REPORT_EVERY as u64);
+            reported = i;
+        }
         let doc_id = first_doc + i as u32;
         for (text, own_slot, lens) in [
             (&doc.title, title_slot, &mut title_lens),
@@ -130,6 +142,7 @@ fn invert_chunk(
             lens.push(len);
         }
     }
+    report.add((docs.len() - reported) as u64);
     ChunkInversion {
         fields: inversions
             .into_iter()
@@ -172,7 +185,9 @@ fn encode_field(
     chunks: Vec<Vec<(String, TermPostings)>>,
     lens: &[u32],
     new_id: Option<&[u32]>,
+    report: &PhaseReport,
 ) -> (Vec<u8>, Vec<u8>, u64) {
+    let mut unreported = 0;
     let mut iters: Vec<_> = chunks
         .into_iter()
         .map(|c| c.into_iter().peekable())
@@ -193,6 +208,11 @@ fn encode_field(
         tfs_buf.clear();
         for it in iters.iter_mut() {
             if it.peek().is_some_and(|(t, _)| *t == term) {
+                unreported += 1;
+                if unreported == REPORT_EVERY {
+                    report.add(REPORT_EVERY as u64);
+                    unreported = 0;
+                }
                 let (_, p) = it.next().expect("peeked");
                 docs_buf.extend_from_slice(&p.docs);
                 tfs_buf.extend_from_slice(&p.tfs);
@@ -217,6 +237,7 @@ fn encode_field(
             },
         );
     }
+    report.add(unreported as u64);
     let terms = dict.len() as u64;
     (dict.into_body(), postings_body, terms)
 }
@@ -237,7 +258,9 @@ fn renumber(docs: &mut [u32], tfs: &mut [u32], new_id: &[u32], pairs: &mut Vec<u
 }
 
 /// Builds segment `name` from `docs`, indexing `fields` (which must start with `Flat`),
-/// using the threads of `pool`, its documents in the order `reorder` chooses.
+/// using the threads of `pool`, its documents in the order `reorder` chooses, telling
+/// `observer` each phase's progress.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn build_segment(
     name: &str,
     docs: &[Document],
@@ -246,6 +269,7 @@ pub(crate) fn build_segment(
     pool: &rayon::ThreadPool,
     reorder: &Reorder,
     progress: Option<ReorderProgress>,
+    observer: Option<&CommitProgress>,
 ) -> BuiltSegment {
     assert_eq!(
         fields.first(),
@@ -253,6 +277,7 @@ pub(crate) fn build_segment(
         "flat is always indexed, first"
     );
     let started = Instant::now();
+    let report = PhaseReport::start(observer, CommitPhase::Analysis, docs.len() as u64);
     let chunk_len = docs
         .len()
         .div_ceil(pool.current_num_threads().max(1))
@@ -260,9 +285,12 @@ pub(crate) fn build_segment(
     let chunks: Vec<ChunkInversion> = pool.install(|| {
         docs.par_chunks(chunk_len)
             .enumerate()
-            .map(|(c, chunk)| invert_chunk(chunk, (c * chunk_len) as u32, fields, analyzer))
+            .map(|(c, chunk)| {
+                invert_chunk(chunk, (c * chunk_len) as u32, fields, analyzer, &report)
+            })
             .collect()
     });
+    report.finish();
     let analysis = started.elapsed();
 
     let mut per_field: Vec<Vec<Vec<(String, TermPostings)>>> =
@@ -282,6 +310,19 @@ pub(crate) fn build_segment(
     let order: Option<Vec<u32>> = match reorder {
         Reorder::None => None,
         Reorder::Bp(config) => pool.install(|| {
+            // The caller's reorder progress, and the commit's observer as the phase.
+            let progress: Option<ReorderProgress> = match (progress.clone(), observer) {
+                (p, None) => p,
+                (p, Some(o)) => {
+                    let o = o.clone();
+                    Some(Arc::new(move |done: u64, total: u64| {
+                        if let Some(p) = &p {
+                            p(done, total);
+                        }
+                        o(CommitPhase::Reorder, done, total);
+                    }))
+                }
+            };
             let graph = ForwardIndex::from_postings(
                 docs.len(),
                 &merged_doc_lists(&per_field[0]), // flat: every indexed word
@@ -311,12 +352,14 @@ pub(crate) fn build_segment(
         });
     }
     let tokens = lengths.tokens();
+    let chunk_terms = per_field.iter().flatten().map(|c| c.len() as u64).sum();
+    let report = PhaseReport::start(observer, CommitPhase::Encoding, chunk_terms);
     // Fields encode independently: one task each.
     let encoded: Vec<(Vec<u8>, Vec<u8>, u64)> = pool.install(|| {
         per_field
             .into_par_iter()
             .zip(fields.par_iter())
-            .map(|(chunks, &f)| encode_field(chunks, lengths.of(f), new_id.as_deref()))
+            .map(|(chunks, &f)| encode_field(chunks, lengths.of(f), new_id.as_deref(), &report))
             .collect()
     });
     let mut terms = FieldCounts::default();
@@ -333,6 +376,7 @@ pub(crate) fn build_segment(
     }
     files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
     files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
+    report.finish();
     BuiltSegment {
         meta: SegmentMeta {
             name: name.to_string(),

@@ -12,6 +12,7 @@ pub(crate) mod footer;
 pub(crate) mod lengths;
 pub(crate) mod merger;
 pub(crate) mod names;
+mod progress;
 mod reader;
 mod reorder;
 
@@ -23,6 +24,8 @@ pub(crate) use builder::build_segment;
 pub use footer::FORMAT_VERSION;
 pub(crate) use lengths::LengthTable;
 pub(crate) use names::segment_name;
+pub(crate) use progress::PhaseReport;
+pub use progress::{CommitPhase, CommitProgress};
 pub(crate) use reader::SegmentReader;
 pub use reorder::{BpConfig, Reorder, ReorderProgress};
 

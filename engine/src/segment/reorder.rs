@@ -192,6 +192,9 @@ pub(crate) fn bp_order(
         total: levels * n as u64,
         progress,
     };
+    if let Some(p) = &bisector.progress {
+        p(0, bisector.total);
+    }
     bisector.bisect(&mut order, 0);
     if let Some(p) = &bisector.progress {
         p(bisector.total, bisector.total);

@@ -107,15 +107,20 @@ pub struct AbArgs {
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub min_duration: f64,
 
+    /// Passed on to each run's bench: worker threads [default: the number of cores].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 
+    /// Passed on to each run's bench: the in-flight cap [default: 4 per worker].
     #[arg(long, value_name = "N")]
     pub inflight: Option<usize>,
 
+    /// Passed on to each run's bench: warm-up queries [default: each query once, at
+    /// most 2,000].
     #[arg(long, value_name = "N")]
     pub warmup: Option<u64>,
 
+    /// Passed on to each run's bench: seeds the query order and Poisson arrivals.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
 

@@ -13,7 +13,7 @@ use super::runner::{Arm, RunRecord};
 use super::verdict::Verdict;
 use crate::bench::report::Table;
 use crate::bench::report::format::{micros, rate};
-use crate::env::render::fit;
+use crate::env::render::{fit, wrap};
 use crate::env::{Comparability, Environment};
 
 pub const AB_FORMAT: u32 = 1;
@@ -98,12 +98,12 @@ pub fn render(r: &AbReport) -> String {
     };
     let _ = writeln!(
         out,
-        "heddle-eval ab ({}): {what}, {} pairs in ABBA order",
+        "heddle-eval ab ({}): {what}, {} in ABBA order",
         match r.mode {
             Mode::Ab => "baseline against candidate",
             Mode::Noise => "noise floor, one build against itself",
         },
-        r.pairs
+        crate::progress::plural(r.pairs as u64, "pair")
     );
     let _ = writeln!(out, "{}", build_line("A baseline", &r.baseline));
     if r.mode == Mode::Ab {
@@ -195,14 +195,9 @@ pub fn render(r: &AbReport) -> String {
         ]);
     }
     out.push_str(&t.render());
-    let _ = writeln!(
-        out,
-        "floor r: from this session's runs only; limit: the policy's threshold, which a verdict"
-    );
-    let _ = writeln!(
-        out,
-        "needs the change to pass with its interval clear of zero; ungateable: limit ≤ floor"
-    );
+    for line in wrap(&legend(r)) {
+        let _ = writeln!(out, "{line}");
+    }
     pairs(r, &mut out);
     let (reg, imp, same, ungateable) = r.tally();
     let _ = writeln!(
@@ -218,6 +213,25 @@ pub fn render(r: &AbReport) -> String {
         );
     }
     out
+}
+
+/// What the figures table's marks mean: `r` and `ungateable` only if the table holds one.
+fn legend(r: &AbReport) -> String {
+    let mut notes = Vec::new();
+    if r.figures
+        .iter()
+        .any(|f| f.floor.is_some() && f.floor_source == FloorSource::InRun)
+    {
+        notes.push("floor r: from this session's runs only");
+    }
+    notes.push(
+        "limit: the policy's threshold, which a verdict needs the change to pass with its \
+         interval clear of zero",
+    );
+    if r.figures.iter().any(|f| f.verdict == Verdict::Ungateable) {
+        notes.push("ungateable: limit ≤ floor");
+    }
+    notes.join("; ")
 }
 
 fn runs(r: &AbReport, out: &mut String) {

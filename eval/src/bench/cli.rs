@@ -268,7 +268,10 @@ pub fn measure(
     let warm_n = args.warmup.unwrap_or(queries.len().min(2_000) as u64);
     let mut warmups = Vec::new();
     for (name, backend, _) in &opened {
-        eprintln!("bench: {name}: warm-up, {warm_n} queries");
+        eprintln!(
+            "bench: {name}: warm-up, {}",
+            crate::progress::plural(warm_n, "query")
+        );
         let w = warm_up(&**backend, &queries, warm_n, settings.k);
         ensure!(
             warm_n == 0 || w.errors < warm_n,
@@ -382,8 +385,9 @@ fn sequential_pass(
         order.iter().map(|(n, b, _)| (n.as_str(), &**b)).collect();
     let passes = passes_for(args.sequential, queries.len());
     eprintln!(
-        "bench: sequential pass: {passes} passes of {} queries per engine, alternating",
-        queries.len()
+        "bench: sequential pass: {} of {} per engine, alternating",
+        crate::progress::plural(passes, "pass"),
+        crate::progress::plural(queries.len() as u64, "query")
     );
     let reports = run_sequential(&engines, queries, passes, k);
     // The pass asks query i of the cycle i-th in every pass.

@@ -8,10 +8,11 @@ use clap::Args;
 use heddle::Index;
 use heddle_corpus::beir::{BeirError, LineProblem};
 
-use crate::progress::thousands;
+use crate::progress::{CommitLines, Progress, plural, thousands};
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
+    /// The index directory (an index made by `heddle-eval index`).
     #[arg(long)]
     pub index: PathBuf,
     /// Documents in BEIR corpus.jsonl form.
@@ -39,6 +40,7 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     reader.set_max_document_bytes(args.max_doc_bytes);
     reader.refuse_duplicate_ids();
     let path = reader.path().to_path_buf();
+    let mut progress = Progress::new("add");
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
@@ -48,16 +50,22 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
             writer.add(doc)
         };
         added.with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
+        progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
-    let stats = writer.commit()?;
+    let lines = CommitLines::start(&progress);
+    writer.set_commit_progress(Some(lines.observer()));
+    let stats = writer.commit();
+    writer.set_commit_progress(None);
+    drop(lines);
+    let stats = stats?;
     writer.wait_for_merges()?;
     println!(
-        "added {} documents ({} replaced) to {} (generation {}, {} documents in all)",
-        thousands(stats.docs as u64),
+        "added {} ({} replaced) to {} (generation {}, {} in all)",
+        plural(stats.docs as u64, "document"),
         thousands(stats.deleted as u64),
         args.index.display(),
         stats.generation,
-        thousands(index.num_docs())
+        plural(index.num_docs(), "document")
     );
     Ok(())
 }

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use anyhow::bail;
 use clap::Args;
 
-use crate::progress::thousands;
+use crate::progress::plural;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// The index directory to check.
     #[arg(long)]
     pub index: PathBuf,
 }
@@ -16,13 +17,13 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs) -> anyhow::Result<()> {
     let report = heddle::check_index(&args.index);
     println!(
-        "{}: generation {}, {} segments, {} documents, {} files and {} postings lists checked",
+        "{}: generation {}, {}, {}, {} and {} checked",
         args.index.display(),
         report.generation,
-        report.segments,
-        thousands(report.documents),
-        report.files_checked,
-        thousands(report.postings_lists_checked)
+        plural(report.segments as u64, "segment"),
+        plural(report.documents, "document"),
+        plural(report.files_checked as u64, "file"),
+        plural(report.postings_lists_checked, "postings list")
     );
     if report.is_ok() {
         println!("ok: no damage found");
@@ -31,5 +32,5 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<()> {
     for problem in &report.problems {
         println!("damaged: {problem}");
     }
-    bail!("{} problems found", report.problems.len())
+    bail!("{} found", plural(report.problems.len() as u64, "problem"))
 }

@@ -12,6 +12,7 @@ use heddle::{Document, Index, MergePolicy};
 
 #[derive(Debug, Args)]
 pub struct CrashWriterArgs {
+    /// The index to commit into.
     #[arg(long)]
     pub index: PathBuf,
     /// Where committed batch numbers are appended (one a line, fsynced).

@@ -8,10 +8,11 @@ use clap::Args;
 use heddle::Index;
 
 use super::display::escape_controls;
-use crate::progress::thousands;
+use crate::progress::plural;
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
+    /// The index directory.
     #[arg(long)]
     pub index: PathBuf,
     /// A file with one external id a line. An id is exactly the bytes of its line, as
@@ -45,17 +46,20 @@ pub fn run(args: &DeleteArgs) -> anyhow::Result<()> {
     let stats = writer.commit()?;
     writer.wait_for_merges()?;
     println!(
-        "deleted {} documents from {} (generation {}, {} documents left)",
-        thousands(stats.deleted as u64),
+        "deleted {} from {} (generation {}, {} left)",
+        plural(stats.deleted as u64, "document"),
         args.index.display(),
         stats.generation,
-        thousands(index.num_docs())
+        plural(index.num_docs(), "document")
     );
     if !missing.is_empty() {
         let shown: Vec<&str> = missing.iter().take(10).copied().collect();
         println!(
-            "{} ids were not in the index: {}{}",
-            missing.len(),
+            "{} not in the index: {}{}",
+            match missing.len() {
+                1 => "1 id was".to_string(),
+                n => format!("{} were", plural(n as u64, "id")),
+            },
             escape_controls(&shown.join(", ")),
             if missing.len() > 10 { ", ..." } else { "" }
         );

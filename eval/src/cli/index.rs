@@ -7,14 +7,13 @@
 //! last committed state whole, and the next writer removes the files a crash left.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
-use crate::progress::{Progress, thousands};
+use crate::progress::{CommitLines, Progress, plural};
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -133,9 +132,9 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     let created = index.generation() == 0;
     if !created && !args.force {
         bail!(
-            "{}: holds a heddle index ({} documents); pass --force to replace it",
+            "{}: holds a heddle index ({}); pass --force to replace it",
             args.index.display(),
-            thousands(index.num_docs())
+            plural(index.num_docs(), "document")
         );
     }
     writer.reset(settings)?;
@@ -205,19 +204,6 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
     writer.set_reorder(args.reorder());
-    if args.reorder != ReorderArg::None {
-        let line = Mutex::new(Progress::new("index"));
-        writer.set_reorder_progress(Some(Arc::new(move |done: u64, total: u64| {
-            if let Ok(mut p) = line.lock() {
-                p.tick(|| {
-                    format!(
-                        "reordering: {:.0}%",
-                        100.0 * done as f64 / total.max(1) as f64
-                    )
-                });
-            }
-        })));
-    }
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
     reader.refuse_duplicate_ids();
@@ -228,20 +214,25 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         writer
             .add(doc)
             .with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
-        progress.tick(|| format!("{} documents read", thousands(writer.buffered() as u64)));
+        progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
     progress.say(&format!(
-        "{} documents read; building the segment",
-        thousands(writer.buffered() as u64)
+        "{} read; building the segment",
+        plural(writer.buffered() as u64, "document")
     ));
-    let stats = writer.commit()?;
+    let lines = CommitLines::start(&progress);
+    writer.set_commit_progress(Some(lines.observer()));
+    let stats = writer.commit();
+    writer.set_commit_progress(None);
+    drop(lines);
+    let stats = stats?;
     let seconds = started.elapsed().as_secs_f64();
     let bytes = dir_size(index.dir())?;
     println!(
-        "indexed {} documents, {} terms, {} bytes on disk, {:.2} s, {:.0} documents/s",
-        thousands(stats.docs as u64),
-        thousands(index.term_count()),
-        thousands(bytes),
+        "indexed {}, {}, {} on disk, {:.2} s, {:.0} documents/s",
+        plural(stats.docs as u64, "document"),
+        plural(index.term_count(), "term"),
+        plural(bytes, "byte"),
         seconds,
         stats.docs as f64 / seconds.max(1e-9)
     );

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use clap::Args;
 use heddle::Index;
 
-use crate::progress::thousands;
+use crate::progress::plural;
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
+    /// The index directory.
     #[arg(long)]
     pub index: PathBuf,
     /// Merge until at most this many segments remain.
@@ -22,18 +23,19 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
     let mut writer = index.writer()?;
     match writer.merge(args.max_segments)? {
         None => println!(
-            "{}: {before} segments, nothing to merge (--max-segments {})",
+            "{}: {}, nothing to merge (--max-segments {})",
             args.index.display(),
+            plural(before as u64, "segment"),
             args.max_segments
         ),
         Some(stats) => println!(
-            "merged {} segments into {} ({} documents, {} deleted documents purged) in {:.2} s; {} segments now",
-            stats.sources.len(),
+            "merged {} into {} ({}, {} purged) in {:.2} s; {} now",
+            plural(stats.sources.len() as u64, "segment"),
             stats.segment,
-            thousands(stats.docs as u64),
-            thousands(stats.purged),
+            plural(stats.docs as u64, "document"),
+            plural(stats.purged, "deleted document"),
             stats.total.as_secs_f64(),
-            index.segments().len()
+            plural(index.segments().len() as u64, "segment")
         ),
     }
     Ok(())

@@ -77,3 +77,23 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ab(args) => crate::ab::run(&args).map(drop),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Issue 17: flags without a line of help (`add --index`, …). Every visible argument
+    /// of every subcommand, the hidden test helpers' included, must have one.
+    #[test]
+    fn every_argument_has_help() {
+        let mut missing = Vec::new();
+        for sub in super::Cli::command().get_subcommands() {
+            for arg in sub.get_arguments() {
+                if !arg.is_hide_set() && arg.get_help().is_none() {
+                    missing.push(format!("{} --{}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help: {missing:?}");
+    }
+}

@@ -12,6 +12,7 @@ use heddle::{Index, SearchOptions};
 
 #[derive(Debug, Args)]
 pub struct ReadLoopArgs {
+    /// The index to open and search.
     #[arg(long)]
     pub index: PathBuf,
     /// Stop after this many seconds…

@@ -20,6 +20,49 @@ pub fn fit(line: String) -> String {
     cut
 }
 
+/// A line of at most [`WIDTH`] columns as it is; a longer one broken at spaces, after a
+/// `,` or `;` where one falls in the second half of the line, each continuation
+/// indented four more than the line (a word too long for any line is cut with `…`).
+pub fn wrap(line: &str) -> Vec<String> {
+    if line.chars().count() <= WIDTH {
+        return vec![line.to_string()];
+    }
+    let lead = line.len() - line.trim_start().len();
+    let cont = " ".repeat(lead + 4);
+    let mut out = Vec::new();
+    let mut cur = line[..lead].to_string();
+    let mut empty = true; // `cur` holds only its indent
+    let mut soft: Option<usize> = None; // where `cur` may break after a , or ;
+    for word in line[lead..].split(' ') {
+        let len = cur.chars().count();
+        if !empty && len + 1 + word.chars().count() > WIDTH {
+            match soft.filter(|&i| cur[..i].chars().count() > WIDTH / 2) {
+                Some(i) => {
+                    let rest = cur[i..].trim_start().to_string();
+                    out.push(cur[..i].to_string());
+                    empty = rest.is_empty();
+                    cur = cont.clone() + &rest;
+                }
+                None => {
+                    out.push(std::mem::replace(&mut cur, cont.clone()));
+                    empty = true;
+                }
+            }
+            soft = None;
+        }
+        if !empty {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+        empty = false;
+        if word.ends_with(',') || word.ends_with(';') {
+            soft = Some(cur.len());
+        }
+    }
+    out.push(cur);
+    out.into_iter().map(fit).collect()
+}
+
 fn micros(us: f64) -> String {
     crate::bench::report::format::micros(us.round() as u64)
 }
@@ -125,6 +168,31 @@ pub fn header(env: &Environment) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 17: a long line breaks after a `,` or `;` in its second half, keeps every
+    /// word, and indents its continuations.
+    #[test]
+    fn long_lines_wrap_within_the_width_keeping_every_word() {
+        let line = format!(
+            "    commit 1: {}; exclusive 12.7µs",
+            (0..30)
+                .map(|i| format!("phase{i} {i}.5ms"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let lines = wrap(&line);
+        assert!(lines.len() > 2, "{lines:?}");
+        for l in &lines {
+            assert!(l.chars().count() <= WIDTH, "{l}");
+        }
+        for l in &lines[..lines.len() - 1] {
+            assert!(l.ends_with(',') || l.ends_with(';'), "{l}");
+        }
+        assert!(lines[1..].iter().all(|l| l.starts_with("        ")));
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(words(&lines.join(" ")), words(&line));
+        assert_eq!(wrap("short"), ["short"]);
+    }
+
     use super::*;
 
     #[test]

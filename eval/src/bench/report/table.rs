@@ -364,33 +364,56 @@ fn comparison(r: &BenchReport, out: &mut String) {
     out.push('\n');
 }
 
+/// The legend: a line for each mark the tables above hold, none for one they do not.
 fn notes(r: &BenchReport, width: Width, out: &mut String) {
-    let _ = writeln!(
-        out,
-        "-  absent: fewer than 100 samples beyond the quantile, never estimated (p50 needs {},",
-        P50.min_samples()
-    );
-    let _ = writeln!(
-        out,
-        "   p90 {}, p99 {}, p99.9 {} requests)",
-        P90.min_samples(),
-        P99.min_samples(),
-        P999.min_samples()
-    );
-    let _ = writeln!(
-        out,
-        "OVERLOADED: requests were shed at the in-flight cap of {}; INVALID: see the JSON",
+    let absent = r.summary.iter().any(|s| {
+        [&s.p50_us, &s.p90_us, &s.p99_us, &s.p999_us, &s.lag_p99_us]
+            .iter()
+            .any(|q| q.is_none())
+    });
+    if absent {
+        let _ = writeln!(
+            out,
+            "-  absent: fewer than 100 samples beyond the quantile, never estimated (p50 needs {},",
+            P50.min_samples()
+        );
+        let _ = writeln!(
+            out,
+            "   p90 {}, p99 {}, p99.9 {} requests)",
+            P90.min_samples(),
+            P99.min_samples(),
+            P999.min_samples()
+        );
+    }
+    let overloaded = r.summary.iter().any(|s| s.overloaded);
+    let invalid = r.summary.iter().any(|s| !s.valid);
+    let overload_note = format!(
+        "OVERLOADED: requests were shed at the in-flight cap of {}",
         r.settings.inflight
     );
-    let _ = writeln!(
-        out,
-        "DISTURBED: the machine may have set the figures (lag p99 > {} × p50, a suspend,",
-        r.settings.lag_bound()
-    );
-    let _ = writeln!(
-        out,
-        "   load above the cores); the JSON's disturbed_reasons say which"
-    );
+    match (overloaded, invalid) {
+        (true, true) => {
+            let _ = writeln!(out, "{overload_note}; INVALID: see the JSON");
+        }
+        (true, false) => {
+            let _ = writeln!(out, "{overload_note}");
+        }
+        (false, true) => {
+            let _ = writeln!(out, "INVALID: see the JSON");
+        }
+        (false, false) => {}
+    }
+    if r.summary.iter().any(|s| s.disturbed) {
+        let _ = writeln!(
+            out,
+            "DISTURBED: the machine may have set the figures (lag p99 > {} × p50, a suspend,",
+            r.settings.lag_bound()
+        );
+        let _ = writeln!(
+            out,
+            "   load above the cores); the JSON's disturbed_reasons say which"
+        );
+    }
     for s in r.summary.iter().filter(|s| s.disturbed) {
         let reasons: Vec<&str> = r
             .engines

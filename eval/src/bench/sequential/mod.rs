@@ -122,7 +122,11 @@ pub fn render(reports: &[SequentialReport]) -> String {
             }
         ));
     }
-    out
+    // Within 100 columns: a long line goes on, indented, on the next.
+    out.lines()
+        .flat_map(crate::env::render::wrap)
+        .map(|l| l + "\n")
+        .collect()
 }
 
 #[cfg(test)]

@@ -255,10 +255,6 @@ pub fn render(r: &PerQueryReport) -> String {
     }
     out.push_str(&format!("  {} worst by {}:\n", r.worst.len(), r.worst_by));
     for w in &r.worst {
-        let mut query: String = w.query.chars().take(60).collect();
-        if query.len() < w.query.len() {
-            query.push('…');
-        }
         let mut line = String::from("    ");
         if let Some(ratio) = w.ratio {
             line.push_str(&format!("{:>7}  ", x(ratio)));
@@ -266,10 +262,16 @@ pub fn render(r: &PerQueryReport) -> String {
         for (name, v) in r.engines.iter().zip(&w.us) {
             line.push_str(&format!("{name} {:>9}  ", us(*v)));
         }
-        line.push_str(&format!(
-            "{:<13} {query:?}\n",
-            w.df_class.as_deref().unwrap_or("-")
-        ));
+        line.push_str(&format!("{:<13} ", w.df_class.as_deref().unwrap_or("-")));
+        // The query in what is left of the line's 100 columns (quotes and `…` included).
+        let room = crate::env::render::WIDTH
+            .saturating_sub(line.chars().count() + 3)
+            .max(20);
+        let mut query: String = w.query.chars().take(room).collect();
+        if query.len() < w.query.len() {
+            query.push('…');
+        }
+        line.push_str(&format!("{query:?}\n"));
         out.push_str(&line);
     }
     for (title, rows) in [
@@ -291,11 +293,11 @@ pub fn render(r: &PerQueryReport) -> String {
         for c in rows {
             let mut line = format!("    {:<13} {:>5}", c.class, c.queries);
             for q in &c.us {
-                line.push_str(&format!("  {:>9} {:>9}", us(q.p50), us(q.p99)));
+                line.push_str(&format!("  {:>8} {:>8}", us(q.p50), us(q.p99)));
             }
             if let ([a, b], Some(ratio)) = (&c.us[..], &c.ratio) {
                 line.push_str(&format!(
-                    "  {:>7} {:>7}  {:>7} {:>7}",
+                    "  {:>6} {:>6}  {:>6} {:>6}",
                     x(a.p50 / b.p50.max(1e-3)),
                     x(a.p99 / b.p99.max(1e-3)),
                     x(ratio.p50),
@@ -306,7 +308,11 @@ pub fn render(r: &PerQueryReport) -> String {
             out.push('\n');
         }
     }
-    out
+    // The heading lines, wrapped where they run past 100 columns.
+    out.lines()
+        .flat_map(crate::env::render::wrap)
+        .map(|l| l + "\n")
+        .collect()
 }
 
 #[cfg(test)]

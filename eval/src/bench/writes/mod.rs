@@ -209,7 +209,11 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         environment: Some(environment),
         complete: true,
     };
-    let text = table::render(&report);
+    let width = match args.wide {
+        true => crate::bench::report::Width::Wide,
+        false => crate::bench::report::Width::Narrow,
+    };
+    let text = table::render_as(&report, width);
     print!("{text}");
     if let Some(path) = &args.json {
         write_json(&report, path)?;

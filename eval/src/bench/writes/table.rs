@@ -1,23 +1,50 @@
 //! The writes arm's plain-text report: settings and source checks, every trial with its
 //! commits, then the summary over repetitions and the trade of commit time against the
-//! reads' tail.
+//! reads' tail. By default every line fits [`WIDTH`] columns (long lines wrap, figures
+//! are medians over repetitions); [`Width::Wide`] (`--wide`) prints each on one line with
+//! `[min–max]`.
 
 use std::fmt::Write;
 
 use super::model::{ClassSummary, ReadClass, TrialReport, TrialSummary, WritesReport};
 use crate::bench::loadgen::Arrivals;
+use crate::bench::report::Width;
 use crate::bench::report::calibration_line;
 use crate::bench::report::format::{kib, kib_change, micros, micros_or_dash, rate, spread_or_dash};
 use crate::bench::stats::Spread;
+use crate::env::render::wrap;
 
+/// The report within [`WIDTH`] columns.
 pub fn render(r: &WritesReport) -> String {
+    render_as(r, Width::Narrow)
+}
+
+/// The report at the chosen width.
+pub fn render_as(r: &WritesReport, width: Width) -> String {
     let mut out = String::new();
     header(r, &mut out);
     for t in &r.trials {
         trial(t, &mut out);
     }
-    summary(r, &mut out);
-    out
+    summary(r, width, &mut out);
+    match width {
+        Width::Wide => out,
+        Width::Narrow => out.lines().flat_map(wrap).map(|l| l + "\n").collect(),
+    }
+}
+
+/// A spread at the chosen width: the median alone, or with `[min–max]`.
+fn fig<T: Copy + PartialEq>(
+    s: &Option<Spread<T>>,
+    width: Width,
+    show: impl Fn(T) -> String,
+) -> String {
+    match width {
+        Width::Narrow => s
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |s| show(s.median)),
+        Width::Wide => spread_or_dash(s, show),
+    }
 }
 
 /// Seconds as `412µs`, `35.1ms` or `4.31s`.
@@ -223,11 +250,8 @@ fn trial(t: &TrialReport, out: &mut String) {
     );
 }
 
-fn us(s: &Option<Spread<u64>>) -> String {
-    spread_or_dash(s, micros)
-}
-
-fn summary(r: &WritesReport, out: &mut String) {
+fn summary(r: &WritesReport, width: Width, out: &mut String) {
+    let us = |s: &Option<Spread<u64>>| fig(s, width, micros);
     let reps = r.settings.repeat;
     let loads: Vec<f64> = r
         .trials
@@ -247,24 +271,29 @@ fn summary(r: &WritesReport, out: &mut String) {
     };
     let _ = writeln!(
         out,
-        "\nsummary: median [min–max] over {}{load}",
+        "\nsummary: {} over {}{load}",
+        match width {
+            Width::Wide => "median [min–max]",
+            Width::Narrow if reps > 1 => "medians (--wide: [min–max])",
+            Width::Narrow => "figures",
+        },
         plural(reps, "repetition", "repetitions")
     );
     for s in &r.summary {
         let phases: Vec<String> = s
             .phases
             .iter()
-            .map(|p| format!("{} {}", p.name, spread_or_dash(&Some(p.secs), secs)))
+            .map(|p| format!("{} {}", p.name, fig(&Some(p.secs), width, secs)))
             .collect();
         let _ = writeln!(
             out,
             "  {}, {}: {} a commit ({} a run): {}; exclusive {}{}",
             s.engine,
             plural(s.commit_threads, "commit thread", "commit threads"),
-            spread_or_dash(&s.commit_wall_secs, secs),
-            spread_or_dash(&Some(s.commits), |n| n.to_string()),
+            fig(&s.commit_wall_secs, width, secs),
+            fig(&Some(s.commits), width, |n| n.to_string()),
             phases.join(", "),
-            spread_or_dash(&s.exclusive_ns, nanos),
+            fig(&s.exclusive_ns, width, nanos),
             match (s.valid, s.all_visible) {
                 (true, true) => String::new(),
                 (_, false) => "; NOT ALL VISIBLE".to_string(),
@@ -290,7 +319,7 @@ fn summary(r: &WritesReport, out: &mut String) {
             ("outside", &s.outside),
             ("  after", &s.after),
         ] {
-            rows.push(class_row(s, name, c));
+            rows.push(class_row(s, name, c, width));
         }
     }
     out.push_str(&grid(&rows));
@@ -312,14 +341,14 @@ fn summary(r: &WritesReport, out: &mut String) {
         trade.push(vec![
             s.engine.clone(),
             s.commit_threads.to_string(),
-            spread_or_dash(&s.commit_wall_secs, secs),
+            fig(&s.commit_wall_secs, width, secs),
             us(&s.in_commit.p50_us),
             us(&s.in_commit.p90_us),
             us(&s.in_commit.max_us),
             us(&s.outside.p50_us),
             us(&s.outside.p90_us),
             us(&s.outside.max_us),
-            spread_or_dash(&s.rss_change_kib, kib_change),
+            fig(&s.rss_change_kib, width, kib_change),
         ]);
     }
     let _ = writeln!(out, "the trade: commit duration against the reads' tail");
@@ -332,13 +361,14 @@ fn summary(r: &WritesReport, out: &mut String) {
     );
 }
 
-fn class_row(s: &TrialSummary, name: &str, c: &ClassSummary) -> Vec<String> {
+fn class_row(s: &TrialSummary, name: &str, c: &ClassSummary, width: Width) -> Vec<String> {
+    let us = |s: &Option<Spread<u64>>| fig(s, width, micros);
     vec![
         s.engine.clone(),
         s.commit_threads.to_string(),
         name.to_string(),
-        spread_or_dash(&Some(c.due), |n| n.to_string()),
-        spread_or_dash(&Some(c.shed), |n| n.to_string()),
+        fig(&Some(c.due), width, |n| n.to_string()),
+        fig(&Some(c.shed), width, |n| n.to_string()),
         us(&c.p50_us),
         us(&c.p90_us),
         us(&c.p99_us),
