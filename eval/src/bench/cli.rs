@@ -32,7 +32,7 @@ pub struct BenchArgs {
     pub index: PathBuf,
 
     /// BEIR queries.jsonl (or the directory holding it) or a TREC topics file
-    /// (qid<TAB>text); requests cycle through the queries in a seeded shuffled order.
+    /// (`qid<TAB>text`); requests cycle through the queries in a seeded shuffled order.
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
 

@@ -1,7 +1,7 @@
 //! One self-contained HTML report (`--html FILE`): the environment, every table and every
 //! chart of a run in one file that needs no network (the stylesheet and the SVGs are
 //! inline, there is no script), readable in a browser and printable (a print
-//! stylesheet). [`Page`] is the writer; [`reports`] turns each kind of run into a page.
+//! stylesheet). [`Page`] is the writer; `reports` turns each kind of run into a page.
 //!
 //! Every text that reaches the page goes through [`escape`]: query texts, index paths and
 //! labels may hold `<`, `&` or quotes.

@@ -1,6 +1,6 @@
 //! The writes arm's plain-text report: settings and source checks, every trial with its
 //! commits, then the summary over repetitions and the trade of commit time against the
-//! reads' tail. By default every line fits [`WIDTH`] columns (long lines wrap, figures
+//! reads' tail. By default every line fits [`WIDTH`](crate::env::render::WIDTH) columns (long lines wrap, figures
 //! are medians over repetitions); [`Width::Wide`] (`--wide`) prints each on one line with
 //! `[min–max]`.
 
@@ -14,7 +14,7 @@ use crate::bench::report::format::{kib, kib_change, micros, micros_or_dash, rate
 use crate::bench::stats::Spread;
 use crate::env::render::wrap;
 
-/// The report within [`WIDTH`] columns.
+/// The report within [`WIDTH`](crate::env::render::WIDTH) columns.
 pub fn render(r: &WritesReport) -> String {
     render_as(r, Width::Narrow)
 }
