@@ -439,10 +439,10 @@ fn indexes(
             }
         };
         eprintln!(
-            "compare: {}: {} documents, {} segment(s), {} bytes, built in {:.2} s ({:.0} documents/s){}",
+            "compare: {}: {}, {}, {} bytes, built in {:.2} s ({:.0} documents/s){}",
             engine.name(),
-            stats.docs,
-            stats.segments,
+            heddle_eval::progress::plural(stats.docs as u64, "document"),
+            heddle_eval::progress::plural(stats.segments as u64, "segment"),
             stats.bytes,
             stats.seconds,
             stats.docs_per_sec,

@@ -636,7 +636,12 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
             .collect();
         let mut reading_cell = ratio.map_or(String::new(), |s| reading(row, s.median));
         if !noted.is_empty() {
-            let note = format!("{} of {} runs: {}", noted.len(), same.len(), noted[0]);
+            let note = format!(
+                "{} of {}: {}",
+                noted.len(),
+                heddle_eval::progress::plural(same.len() as u64, "run"),
+                noted[0]
+            );
             reading_cell = format!("{reading_cell} {}", notes.mark(note))
                 .trim_start()
                 .to_string();

@@ -76,6 +76,32 @@ fn the_bench_report_names_its_bm25_parameters_and_reads_trec_topics() {
     let (out, report) = run(&["--k1", "0.9", "--b", "0.4"]);
     assert!(out.contains("heddle ranks with BM25 k1=0.9 b=0.4"), "{out}");
     assert_eq!(report["settings"]["k1"], 0.9);
+    // The writes arm's report names them too.
+    let writes = common::ok(&[
+        "bench",
+        "--writes",
+        "--index",
+        index.to_str().unwrap(),
+        "--queries",
+        topics.to_str().unwrap(),
+        "--rate",
+        "100",
+        "--samples",
+        "30",
+        "--min-duration",
+        "0",
+        "--warmup",
+        "2",
+        "--write-docs",
+        "5",
+        "--commit-threads",
+        "1",
+        "--k1",
+        "0.9",
+        "--b",
+        "0.4",
+    ]);
+    assert!(writes.contains("heddle ranks with BM25 k1=0.9 b=0.4"), "{writes}");
     common::fails(
         &["bench", "--index", "x", "--queries", "y", "--b", "2"],
         "--b 2.0",

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use crate::progress::plural;
 use crate::quality::{self, DEFAULT_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, Run};
 
 #[derive(Debug, Args)]
@@ -80,8 +81,8 @@ pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
     println!("A: {}", args.a.display());
     println!("B: {}", args.b.display());
     println!(
-        "{} queries (every query in {}); 95% interval of B − A by paired bootstrap, {} resamples, seed {}",
-        a.queries(),
+        "{} (every query in {}); 95% interval of B − A by paired bootstrap, {} resamples, seed {}",
+        plural(a.queries() as u64, "query"),
         args.qrels.display(),
         args.resamples,
         args.seed
@@ -96,13 +97,32 @@ pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
             c.metric.label(),
             c.mean_a,
             c.mean_b,
-            c.diff.mean,
-            c.diff.low,
-            c.diff.high,
+            shown(c.diff.mean),
+            shown(c.diff.low),
+            shown(c.diff.high),
             if c.diff.excludes_zero() { " *" } else { "  " },
             format!("{}/{}/{}", c.won, c.lost, c.tied)
         );
     }
     println!("* the interval excludes zero");
     Ok(())
+}
+
+/// A difference as printed to 4 places: one that rounds to zero is +0.0000, never
+/// -0.0000 (differences of queries that cancel leave a rounding error of either sign).
+fn shown(x: f64) -> f64 {
+    if x.abs() < 5e-5 { 0.0 } else { x }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn a_difference_that_rounds_to_zero_prints_without_a_minus() {
+        assert_eq!(format!("{:+.4}", -1e-17), "-0.0000", "the case this guards");
+        assert_eq!(format!("{:+.4}", shown(-1e-17)), "+0.0000");
+        assert_eq!(format!("{:+.4}", shown(-0.0)), "+0.0000");
+        assert_eq!(format!("{:+.4}", shown(-0.00012)), "-0.0001");
+    }
 }

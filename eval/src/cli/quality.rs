@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::display::{escape_controls, natural_cmp};
 use super::ranking::{RankingArgs, bm25_flags, result_count};
-use crate::progress::thousands;
+use crate::progress::{plural, thousands};
 use crate::quality::{self, METRICS, Metric, Retrieval, Run};
 
 #[derive(Debug, Args)]
@@ -81,8 +81,9 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         .collect();
     if !missing.is_empty() {
         bail!(
-            "{} queries of {} have judgments but no text in {}: {}{}",
-            missing.len(),
+            "{} of {} {} judgments but no text in {}: {}{}",
+            plural(missing.len() as u64, "query"),
+            if missing.len() == 1 { "has" } else { "have" },
             args.qrels.display(),
             args.queries.display(),
             escape_controls(&missing[..missing.len().min(10)].join(", ")),

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::display::escape_controls;
 use super::ranking::{RankingArgs, bm25_flags, result_count};
-use crate::progress::Progress;
+use crate::progress::{Progress, plural};
 use crate::quality::{RankedHit, Retrieval, Run, StreamSettings};
 
 #[derive(Debug, Args)]
@@ -166,7 +166,7 @@ fn run_batch(args: &SearchArgs, retrieval: &Retrieval) -> anyhow::Result<()> {
         if !entries.is_empty() {
             run.insert(&q.id, entries)?;
         }
-        progress.tick(|| format!("{} of {} queries", i + 1, queries.len()));
+        progress.tick(|| format!("{} of {}", i + 1, plural(queries.len() as u64, "query")));
     }
     let seconds = started.elapsed().as_secs_f64();
     run.write_trec_file(run_out, &args.tag)?;
@@ -188,8 +188,8 @@ fn run_batch(args: &SearchArgs, retrieval: &Retrieval) -> anyhow::Result<()> {
     }
     println!("ranking: {}", retrieval.describe());
     println!(
-        "{} queries from {} ({} without hits), {:.2} s",
-        queries.len(),
+        "{} from {} ({} without hits), {:.2} s",
+        plural(queries.len() as u64, "query"),
         path.display(),
         empty,
         seconds

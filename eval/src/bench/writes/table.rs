@@ -13,6 +13,7 @@ use crate::bench::report::calibration_line;
 use crate::bench::report::format::{kib, kib_change, micros, micros_or_dash, rate, spread_or_dash};
 use crate::bench::stats::Spread;
 use crate::env::render::wrap;
+use crate::progress::plural;
 
 /// The report within [`WIDTH`](crate::env::render::WIDTH) columns.
 pub fn render(r: &WritesReport) -> String {
@@ -67,10 +68,6 @@ pub fn nanos(ns: u64) -> String {
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 fn header(r: &WritesReport, out: &mut String) {
     let s = &r.settings;
     let w = &r.writes;
@@ -95,8 +92,11 @@ fn header(r: &WritesReport, out: &mut String) {
         s.queries,
         s.query_count,
         s.seed,
-        plural(s.repeat, "repetition", "repetitions")
+        plural(s.repeat as u64, "repetition")
     );
+    if let (Some(k1), Some(b)) = (s.k1, s.b) {
+        let _ = writeln!(out, "  heddle ranks with BM25 k1={k1} b={b}");
+    }
     let basis = match (w.rate_rule.as_str(), w.capacity_per_sec) {
         ("quarter-capacity", Some(c)) => format!(
             "a quarter of the smallest capacity measured, {}/s",
@@ -181,7 +181,7 @@ fn trial(t: &TrialReport, out: &mut String) {
         "trial {}: {}, {}, repetition {}: copy {} in {}, open {}, warm-up {} queries (mean {}); {} reads in {:.1} s; {}",
         t.sequence + 1,
         t.engine,
-        plural(t.commit_threads, "commit thread", "commit threads"),
+        plural(t.commit_threads as u64, "commit thread"),
         t.repetition + 1,
         kib(t.copy_bytes / 1024),
         secs(t.copy_secs),
@@ -277,7 +277,7 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
             Width::Narrow if reps > 1 => "medians (--wide: [min–max])",
             Width::Narrow => "figures",
         },
-        plural(reps, "repetition", "repetitions")
+        plural(reps as u64, "repetition")
     );
     for s in &r.summary {
         let phases: Vec<String> = s
@@ -289,7 +289,7 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
             out,
             "  {}, {}: {} a commit ({} a run): {}; exclusive {}{}",
             s.engine,
-            plural(s.commit_threads, "commit thread", "commit threads"),
+            plural(s.commit_threads as u64, "commit thread"),
             fig(&s.commit_wall_secs, width, secs),
             fig(&Some(s.commits), width, |n| n.to_string()),
             phases.join(", "),
