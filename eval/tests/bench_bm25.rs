@@ -101,7 +101,10 @@ fn the_bench_report_names_its_bm25_parameters_and_reads_trec_topics() {
         "--b",
         "0.4",
     ]);
-    assert!(writes.contains("heddle ranks with BM25 k1=0.9 b=0.4"), "{writes}");
+    assert!(
+        writes.contains("heddle ranks with BM25 k1=0.9 b=0.4"),
+        "{writes}"
+    );
     common::fails(
         &["bench", "--index", "x", "--queries", "y", "--b", "2"],
         "--b 2.0",

@@ -128,11 +128,24 @@ impl Analyzer {
     /// it is [`Analyzer::for_each_token`] split in two, so an indexer can remember the
     /// stem of a word it has seen instead of stemming it again.
     pub fn for_each_word(&self, text: &str, scratch: &mut String, mut emit: impl FnMut(&str)) {
+        self.each_word(text, scratch, |fate, word| {
+            if fate == WordFate::Kept {
+                emit(word);
+            }
+        });
+    }
+
+    /// Every word of `text` with what the analyzer does with it, and the word as it stands
+    /// then (lowercased, possessive removed; the raw word if too long). The one pipeline
+    /// behind indexing and behind explaining an empty query.
+    #[inline]
+    fn each_word(&self, text: &str, scratch: &mut String, mut f: impl FnMut(WordFate, &str)) {
         for word in tokenizer::words(text) {
             // Cheap bound first: a word of at most max bytes has at most max chars.
             if word.len() > self.config.max_token_chars
                 && word.chars().count() > self.config.max_token_chars
             {
+                f(WordFate::TooLong, word);
                 continue;
             }
             scratch.clear();
@@ -140,10 +153,14 @@ impl Analyzer {
             if self.config.english_possessives {
                 strip_possessive(scratch);
             }
-            if scratch.is_empty() || self.config.stop_words.contains(scratch) {
-                continue;
-            }
-            emit(scratch);
+            let fate = if scratch.is_empty() {
+                WordFate::Empty
+            } else if self.config.stop_words.contains(scratch) {
+                WordFate::Stop
+            } else {
+                WordFate::Kept
+            };
+            f(fate, scratch);
         }
     }
 
@@ -153,24 +170,19 @@ impl Analyzer {
         self.stemmer.stem(word)
     }
 
-    /// The words of `text` this analyzer drops as stop words, lowercased (and with
-    /// possessives removed, as the analyzer does before it looks them up), in order,
-    /// repeats kept. Empty when the analyzer has no stop words. For explaining an empty
-    /// result: a query of stop words only has no tokens to search for.
-    pub fn stop_words_in(&self, text: &str) -> Vec<String> {
+    /// When every word of `text` is one this analyzer drops as a stop word: those words,
+    /// lowercased (possessives removed, as the analyzer does before it looks them up), in
+    /// order, repeats kept. `None` if `text` has no words, or any word is kept or dropped
+    /// for another reason (longer than `max_token_chars`, nothing left once its
+    /// possessive is removed). For explaining an empty result.
+    pub fn only_stop_words(&self, text: &str) -> Option<Vec<String>> {
         let mut out = Vec::new();
-        let mut scratch = String::new();
-        for word in tokenizer::words(text) {
-            scratch.clear();
-            tokenizer::lowercase_into(word, &mut scratch);
-            if self.config.english_possessives {
-                strip_possessive(&mut scratch);
-            }
-            if !scratch.is_empty() && self.config.stop_words.contains(&scratch) {
-                out.push(scratch.clone());
-            }
-        }
-        out
+        let mut others = false;
+        self.each_word(text, &mut String::new(), |fate, word| match fate {
+            WordFate::Stop => out.push(word.to_string()),
+            _ => others = true,
+        });
+        (!others && !out.is_empty()).then_some(out)
     }
 
     /// The tokens of `text` as owned strings (convenient; the indexer uses
@@ -181,6 +193,19 @@ impl Analyzer {
         self.for_each_token(text, &mut scratch, |t| out.push(t.to_string()));
         out
     }
+}
+
+/// What the analyzer does with one word of a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WordFate {
+    /// Searched for (after stemming).
+    Kept,
+    /// Dropped: one of the analyzer's stop words.
+    Stop,
+    /// Dropped: longer than `max_token_chars`.
+    TooLong,
+    /// Dropped: nothing was left once the possessive was removed.
+    Empty,
 }
 
 fn strip_possessive(token: &mut String) {
@@ -267,17 +292,23 @@ mod tests {
     }
 
     #[test]
-    fn stop_words_in_names_the_dropped_words() {
+    fn only_stop_words_names_them_when_nothing_else_is_there() {
         let english = Analyzer::new(AnalyzerConfig::english());
         assert_eq!(
-            english.stop_words_in("The history OF Rome and vitamin"),
-            ["the", "of", "and"]
+            english.only_stop_words("The OF and the").as_deref(),
+            Some(&["the", "of", "and", "the"].map(String::from)[..])
         );
         assert!(english.tokens("the of and").is_empty());
-        assert!(
-            Analyzer::new(AnalyzerConfig::plain())
-                .stop_words_in("the of")
-                .is_empty()
+        // A kept word, a word too long to index, or no words at all: not "only stop words".
+        assert_eq!(english.only_stop_words("the history of Rome"), None);
+        assert_eq!(
+            english.only_stop_words(&format!("the {}", "x".repeat(300))),
+            None
+        );
+        assert_eq!(english.only_stop_words(" , ; "), None);
+        assert_eq!(
+            Analyzer::new(AnalyzerConfig::plain()).only_stop_words("the of"),
+            None
         );
     }
 }

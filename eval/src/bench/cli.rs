@@ -188,11 +188,6 @@ pub struct BenchArgs {
     pub scratch: Option<PathBuf>,
 }
 
-/// The engines `heddle-eval bench` knows: heddle, at the engine's default BM25.
-pub fn default_engines() -> Vec<Box<dyn BackendFactory>> {
-    vec![Box::new(HeddleFactory::default())]
-}
-
 /// The engines `heddle-eval bench` knows, at the BM25 parameters of `--k1` and `--b`.
 pub fn engines_for(args: &BenchArgs) -> anyhow::Result<Vec<Box<dyn BackendFactory>>> {
     Ok(vec![Box::new(HeddleFactory { bm25: bm25(args)? })])

@@ -23,4 +23,4 @@ pub mod writes;
 pub use backend::{
     Backend, BackendFactory, CommitReport, HeddleFactory, Unsupported, WriteOptions,
 };
-pub use cli::{BenchArgs, default_engines, engines_for, measure, run};
+pub use cli::{BenchArgs, engines_for, measure, run};

@@ -209,15 +209,19 @@ fn why_empty(
     let analyzer = index.analyzer();
     let mut terms = analyzer.tokens(query);
     if terms.is_empty() {
-        let stop_words = analyzer.stop_words_in(query);
-        if stop_words.is_empty() {
-            return Ok("the query has no words to search for".to_string());
-        }
-        return Ok(format!(
-            "every word of the query is a stop word of the index's analyzer ({}): {}",
-            analyzer.config().name,
-            escape_controls(&stop_words.join(", "))
-        ));
+        return Ok(match analyzer.only_stop_words(query) {
+            Some(stop_words) => format!(
+                "every word of the query is a stop word of the index's analyzer ({}): {}",
+                analyzer.config().name,
+                escape_controls(&stop_words.join(", "))
+            ),
+            None => format!(
+                "the query has no words to search for once analysed ({}: stop words, and \
+                 words longer than {} characters, are dropped)",
+                analyzer.config().name,
+                analyzer.config().max_token_chars
+            ),
+        });
     }
     terms.sort();
     terms.dedup();

@@ -49,6 +49,11 @@ pub fn wrap(line: &str) -> Vec<String> {
                 }
             }
             soft = None;
+            // What the soft break carried over may still leave no room for the word.
+            if !empty && cur.chars().count() + 1 + word.chars().count() > WIDTH {
+                out.push(std::mem::replace(&mut cur, cont.clone()));
+                empty = true;
+            }
         }
         if !empty {
             cur.push(' ');
@@ -191,6 +196,19 @@ mod tests {
         let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
         assert_eq!(words(&lines.join(" ")), words(&line));
         assert_eq!(wrap("short"), ["short"]);
+        // A soft break just past half the width carries a long rest over, and the next
+        // word is long too: it still goes on a line of its own within the width.
+        let carried = format!(
+            "{}, {} {}",
+            "a".repeat(50),
+            "b ".repeat(24).trim_end(),
+            "c".repeat(50)
+        );
+        let lines = wrap(&carried);
+        for l in &lines {
+            assert!(l.chars().count() <= WIDTH, "{lines:?}");
+        }
+        assert_eq!(words(&lines.join(" ")), words(&carried));
     }
 
     use super::*;

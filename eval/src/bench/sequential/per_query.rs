@@ -263,15 +263,19 @@ pub fn render(r: &PerQueryReport) -> String {
             line.push_str(&format!("{name} {:>9}  ", us(*v)));
         }
         line.push_str(&format!("{:<13} ", w.df_class.as_deref().unwrap_or("-")));
-        // The query in what is left of the line's 100 columns (quotes and `…` included).
+        // The query, quoted and escaped, in what is left of the line's 100 columns (cut
+        // after escaping: an escape takes several columns).
         let room = crate::env::render::WIDTH
-            .saturating_sub(line.chars().count() + 3)
-            .max(20);
-        let mut query: String = w.query.chars().take(room).collect();
-        if query.len() < w.query.len() {
-            query.push('…');
+            .saturating_sub(line.chars().count())
+            .max(22);
+        let quoted = format!("{:?}", w.query);
+        if quoted.chars().count() <= room {
+            line.push_str(&quoted);
+        } else {
+            line.extend(quoted.chars().take(room - 2));
+            line.push_str("…\"");
         }
-        line.push_str(&format!("{query:?}\n"));
+        line.push('\n');
         out.push_str(&line);
     }
     for (title, rows) in [
@@ -419,5 +423,26 @@ mod tests {
         assert!(r.worst.iter().all(|w| w.df_class.is_none()));
         assert_eq!(r.by_terms[0].queries, 2);
         assert!(report(&["x"], 1, &queries(), &[&[None, None, None]], &|_| None).is_none());
+    }
+
+    /// A query of escapes (each control character takes several columns once quoted) is
+    /// cut after quoting, so its row stays within the width.
+    #[test]
+    fn a_query_of_control_characters_stays_within_the_width() {
+        let long = "\u{1b}[31m".repeat(40);
+        let qs = vec![long, "alpha beta".to_string()];
+        let a = [Some(900.0), Some(100.0)];
+        let b = [Some(100.0), Some(100.0)];
+        let r = report(&["heddle", "tantivy"], 3, &qs, &[&a, &b], &|_| None).unwrap();
+        let text = render(&r);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= crate::env::render::WIDTH,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(text.contains("\\u{1b}[31m"), "{text}");
+        assert!(text.contains("…\""), "{text}");
     }
 }
