@@ -12,6 +12,7 @@ use clap::Parser;
 use common::{covid_docs, index_of, ok};
 use heddle_eval::bench::backend::synthetic::{ServiceModel, SyntheticFactory};
 use heddle_eval::bench::{BenchArgs, run};
+use heddle_eval::bench::report::render_svg;
 
 /// One file, nothing fetched: no external `src`/`href`, no stylesheet link, no script.
 fn assert_self_contained(html: &str) {
@@ -242,6 +243,34 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
     // The fixed x scale: whole decades around 500 and 1,000/s, ticks at 1, 2, 5 × 10ⁿ.
     for tick in [">100</text>", ">200</text>", ">500</text>", ">1000</text>"] {
         assert!(plot.contains(tick), "{tick}");
+    }
+    // The legend explains only the marks the chart shows: none on a clean ladder, and
+    // each mark's entry (alone) when one rung bears it.
+    let legend = [
+        "overloaded: requests shed",
+        "invalid rung",
+        "disturbed: the machine may",
+    ];
+    let mut clean = report.clone();
+    for s in &mut clean.summary {
+        (s.overloaded, s.valid, s.disturbed) = (false, true, false);
+    }
+    let unmarked = render_svg(&clean);
+    for entry in legend {
+        assert!(!unmarked.contains(entry), "{entry:?} with no such rung");
+    }
+    for (i, marked) in legend.iter().enumerate() {
+        let mut one = clean.clone();
+        let s = &mut one.summary[0];
+        match i {
+            0 => s.overloaded = true,
+            1 => s.valid = false,
+            _ => s.disturbed = true,
+        }
+        let svg = render_svg(&one);
+        for (j, entry) in legend.iter().enumerate() {
+            assert_eq!(svg.contains(entry), i == j, "{entry:?} when only {marked:?}");
+        }
     }
 
     let page = std::fs::read_to_string(&html).unwrap();
