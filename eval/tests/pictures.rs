@@ -289,11 +289,11 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
     let queries = dir.path().join("queries.jsonl");
     std::fs::write(
         &queries,
-        "{\"_id\":\"q1\",\"text\":\"<script>alert(1)</script> & covid\"}\n{\"_id\":\"q2\",\"text\":\"masks\"}\n",
+        "{\"_id\":\"q10\",\"text\":\"mask efficacy\"}\n{\"_id\":\"q1\",\"text\":\"<script>alert(1)</script> & covid\"}\n{\"_id\":\"q2\",\"text\":\"masks\"}\n",
     )
     .unwrap();
     let qrels = dir.path().join("qrels.tsv");
-    std::fs::write(&qrels, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n").unwrap();
+    std::fs::write(&qrels, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq10\td3\t1\n").unwrap();
     let html = dir.path().join("report/quality.html");
     let stdout = ok(&[
         "quality",
@@ -315,4 +315,7 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; covid"));
     assert!(page.contains("<section id=\"per-query\">") && page.contains("<td>q2</td>"));
     assert!(page.contains("<th>nDCG@10</th>"));
+    // The text output's natural order, not the strings': q2 before q10.
+    let at = |id: &str| page.find(&format!("<td>{id}</td>")).unwrap();
+    assert!(at("q1") < at("q2") && at("q2") < at("q10"), "q1, q2, q10");
 }

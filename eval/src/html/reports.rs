@@ -8,6 +8,7 @@ use super::{Body, Page, Table};
 use crate::bench::report::format::{kib, micros, rate, spread, spread_or_dash};
 use crate::bench::report::{BenchReport, Width, provenance, render_svg, render_table_as};
 use crate::bench::writes::{self, WritesReport};
+use crate::cli::display::natural_cmp;
 use crate::env::Environment;
 use crate::quality::Evaluation;
 
@@ -276,12 +277,14 @@ pub fn quality_page(
     page.section("means", "Means", Body::new().table(&means));
     let mut header = vec!["query".to_string(), "text".to_string()];
     header.extend(eval.metrics.iter().map(|m| m.label()));
+    // In the text output's order: `2` before `10`.
+    let mut queries: Vec<(&String, &Vec<f64>)> = eval.per_query.iter().collect();
+    queries.sort_by(|a, b| natural_cmp(a.0, b.0));
     let per_query = Table {
         caption: Some("every judged query (one without results scores 0)".to_string()),
         header,
-        rows: eval
-            .per_query
-            .iter()
+        rows: queries
+            .into_iter()
             .map(|(qid, values)| {
                 let mut row = vec![qid.clone(), texts.get(qid).cloned().unwrap_or_default()];
                 row.extend(values.iter().map(|v| format!("{v:.4}")));
