@@ -11,8 +11,8 @@ use std::time::Duration;
 use clap::Parser;
 use common::{covid_docs, index_of, ok};
 use heddle_eval::bench::backend::synthetic::{ServiceModel, SyntheticFactory};
-use heddle_eval::bench::{BenchArgs, run};
 use heddle_eval::bench::report::render_svg;
+use heddle_eval::bench::{BenchArgs, run};
 
 /// One file, nothing fetched: no external `src`/`href`, no stylesheet link, no script.
 fn assert_self_contained(html: &str) {
@@ -142,6 +142,17 @@ fn the_writes_arm_draws_a_band_per_phase_and_a_point_per_read_and_writes_html() 
     assert_eq!(count(&html, "class=\"phase\""), phases);
     assert!(html.contains("<section id=\"summary\">") && html.contains("<table>"));
     assert!(html.contains("in-commit p99") && html.contains("the trade"));
+    assert_eq!(report.settings.repeat, 1);
+    assert!(
+        html.contains("40 documents per commit; medians over 1 repetition,"),
+        "plurals from the helper, not '(s)'"
+    );
+    // A trial of one commit says so in the singular.
+    let mut one = report.clone();
+    one.trials.truncate(1);
+    one.trials[0].run.commits.truncate(1);
+    let svg = heddle_eval::bench::writes::svg::render_svg(&one);
+    assert!(svg.contains(">1 commit of 40 documents · "), "one commit");
 }
 
 #[derive(Parser)]
@@ -269,7 +280,11 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
         }
         let svg = render_svg(&one);
         for (j, entry) in legend.iter().enumerate() {
-            assert_eq!(svg.contains(entry), i == j, "{entry:?} when only {marked:?}");
+            assert_eq!(
+                svg.contains(entry),
+                i == j,
+                "{entry:?} when only {marked:?}"
+            );
         }
     }
 
@@ -278,7 +293,10 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
     assert!(page.contains("<section id=\"ladder\">") && page.contains("<th>p90</th>"));
     assert_eq!(count(&page, "<svg"), 1);
     assert!(page.contains("class=\"series\" data-quantile=\"p90\""));
-    assert!(page.contains("&lt;b&gt;covid"), "the query text shown, escaped");
+    assert!(
+        page.contains("&lt;b&gt;covid"),
+        "the query text shown, escaped"
+    );
     assert!(!page.contains("<b>covid"), "never raw");
 }
 
@@ -293,7 +311,11 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
     )
     .unwrap();
     let qrels = dir.path().join("qrels.tsv");
-    std::fs::write(&qrels, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq10\td3\t1\n").unwrap();
+    std::fs::write(
+        &qrels,
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq10\td3\t1\n",
+    )
+    .unwrap();
     let html = dir.path().join("report/quality.html");
     let stdout = ok(&[
         "quality",
@@ -318,4 +340,8 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
     // The text output's natural order, not the strings': q2 before q10.
     let at = |id: &str| page.find(&format!("<td>{id}</td>")).unwrap();
     assert!(at("q1") < at("q2") && at("q2") < at("q10"), "q1, q2, q10");
+    assert!(
+        page.contains(" · 3 queries · "),
+        "the subtitle counts queries"
+    );
 }

@@ -10,6 +10,7 @@ use crate::bench::report::{BenchReport, Width, provenance, render_svg, render_ta
 use crate::bench::writes::{self, WritesReport};
 use crate::cli::display::natural_cmp;
 use crate::env::Environment;
+use crate::progress::plural;
 use crate::quality::Evaluation;
 
 /// The environment as the text tables print it, or a sentence if there is none.
@@ -178,10 +179,10 @@ pub fn writes_page(report: &WritesReport, text: &str) -> Page {
     };
     let summary = Table {
         caption: Some(format!(
-            "reads at {}/s; {} documents per commit; medians over {} repetition(s), [min–max] where they differ",
+            "reads at {}/s; {} per commit; medians over {}, [min–max] where they differ",
             rate(report.writes.rate),
-            report.writes.docs_per_commit,
-            report.settings.repeat
+            plural(report.writes.docs_per_commit as u64, "document"),
+            plural(report.settings.repeat as u64, "repetition")
         )),
         header: [
             "engine",
@@ -257,8 +258,8 @@ pub fn quality_page(
     let mut page = Page::new(
         "heddle-eval quality",
         &format!(
-            "index {index} · {} queries · {} · heddle {}",
-            eval.queries(),
+            "index {index} · {} · {} · heddle {}",
+            plural(eval.queries() as u64, "query"),
             env.started_utc,
             env.build.short()
         ),
