@@ -29,26 +29,30 @@ impl Progress {
 
     /// Prints `what` if a second has passed since the last line.
     pub fn tick(&mut self, what: impl FnOnce() -> String) {
-        if self.last.elapsed() >= self.every {
-            self.last = Instant::now();
-            eprintln!(
-                "{}: {} ({:.1} s)",
-                self.label,
-                what(),
-                self.started.elapsed().as_secs_f64()
-            );
+        if let Some(line) = self.tick_line(what) {
+            eprintln!("{line}");
         }
     }
 
     /// Always prints.
     pub fn say(&mut self, what: &str) {
+        eprintln!("{}", self.line(what));
+    }
+
+    /// The line [`Progress::tick`] would print, if any.
+    fn tick_line(&mut self, what: impl FnOnce() -> String) -> Option<String> {
+        (self.last.elapsed() >= self.every).then(|| self.line(&what()))
+    }
+
+    /// The line [`Progress::say`] prints, counted as printed.
+    fn line(&mut self, what: &str) -> String {
         self.last = Instant::now();
-        eprintln!(
+        format!(
             "{}: {} ({:.1} s)",
             self.label,
             what,
             self.started.elapsed().as_secs_f64()
-        );
+        )
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -72,14 +76,31 @@ pub struct CommitLines {
     heartbeat: Option<JoinHandle<()>>,
 }
 
+/// Where a [`CommitLines`] line goes: stderr, or a test's list.
+type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
 struct CommitState {
     progress: Progress,
     phase: Option<CommitPhase>,
     done: u64,
     total: u64,
+    sink: Sink,
 }
 
 impl CommitState {
+    /// Always writes `what`.
+    fn say(&mut self, what: &str) {
+        let line = self.progress.line(what);
+        (self.sink)(&line);
+    }
+
+    /// Writes `what` if a second has passed since the last line.
+    fn tick(&mut self, what: impl FnOnce() -> String) {
+        if let Some(line) = self.progress.tick_line(what) {
+            (self.sink)(&line);
+        }
+    }
+
     fn line(&self) -> String {
         match self.phase {
             None => "commit: starting".to_string(),
@@ -106,6 +127,12 @@ fn unit(phase: CommitPhase) -> Option<&'static str> {
 impl CommitLines {
     /// Starts the heartbeat; lines go on from `progress`'s, with its label and clock.
     pub fn start(progress: &Progress) -> Self {
+        Self::with_heartbeat(progress, HEARTBEAT, Arc::new(|line| eprintln!("{line}")))
+    }
+
+    /// [`CommitLines::start`], the phase named again after `heartbeat` of silence, each
+    /// line given to `sink`.
+    fn with_heartbeat(progress: &Progress, heartbeat: Duration, sink: Sink) -> Self {
         let state = Arc::new(Mutex::new(CommitState {
             progress: Progress {
                 last: Instant::now(),
@@ -114,7 +141,10 @@ impl CommitLines {
             phase: None,
             done: 0,
             total: 0,
+            sink,
         }));
+        // Woken this often to see whether the silence has lasted long enough.
+        let poll = heartbeat.min(Duration::from_millis(250));
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let heartbeat = {
             let (state, stop) = (state.clone(), stop.clone());
@@ -123,15 +153,15 @@ impl CommitLines {
                 let mut stopped = flag.lock().unwrap_or_else(|e| e.into_inner());
                 while !*stopped {
                     stopped = wake
-                        .wait_timeout(stopped, Duration::from_millis(250))
+                        .wait_timeout(stopped, poll)
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
                     if let Ok(mut s) = state.lock()
                         && s.phase.is_some()
-                        && s.progress.last.elapsed() >= HEARTBEAT
+                        && s.progress.last.elapsed() >= heartbeat
                     {
                         let line = s.line();
-                        s.progress.say(&line);
+                        s.say(&line);
                     }
                 }
             })
@@ -157,10 +187,10 @@ impl CommitLines {
                     Some(unit) => format!("commit: {} of {}", phase.name(), plural(total, unit)),
                     None => format!("commit: {}", phase.name()),
                 };
-                s.progress.say(&line);
+                s.say(&line);
             } else {
                 let line = s.line();
-                s.progress.tick(|| line);
+                s.tick(|| line);
             }
         })
     }
@@ -192,6 +222,39 @@ pub fn thousands(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_commit_phase_is_named_again_after_the_heartbeat() {
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink: Sink = {
+            let lines = lines.clone();
+            Arc::new(move |line| lines.lock().unwrap().push(line.to_string()))
+        };
+        let commit =
+            CommitLines::with_heartbeat(&Progress::new("test"), Duration::from_millis(20), sink);
+        // One call, then no progress at all: a long fsync.
+        (commit.observer())(CommitPhase::Fsync, 0, 0);
+        let fsync_lines = || {
+            let lines = lines.lock().unwrap();
+            lines
+                .iter()
+                .filter(|l| l.starts_with("test: commit: fsync ("))
+                .count()
+        };
+        // However slow the machine, the heartbeat comes; wait for it generously.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while fsync_lines() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(commit);
+        assert!(
+            fsync_lines() >= 2,
+            "the phase said once, then again in the silence: {:?}",
+            lines.lock().unwrap()
+        );
+    }
+
     #[test]
     fn thousands_groups_digits() {
         assert_eq!(super::thousands(0), "0");

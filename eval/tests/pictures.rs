@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::Parser;
 use common::{covid_docs, index_of, ok};
 use heddle_eval::bench::backend::synthetic::{ServiceModel, SyntheticFactory};
+use heddle_eval::bench::report::render_svg;
 use heddle_eval::bench::{BenchArgs, run};
 
 /// One file, nothing fetched: no external `src`/`href`, no stylesheet link, no script.
@@ -131,7 +132,9 @@ fn the_writes_arm_draws_a_band_per_phase_and_a_point_per_read_and_writes_html() 
         count(&svg, "class=\"quantile\""),
         lines.iter().flatten().count()
     );
-    assert!(svg.contains("class=\"subtitle\"") && svg.contains("heddle 0.1"));
+    assert!(svg.contains("class=\"subtitle\""));
+    let version = format!("heddle {}", env!("CARGO_PKG_VERSION"));
+    assert!(svg.contains(&version), "{version:?} not in the subtitle");
 
     let html = std::fs::read_to_string(out.join("writes.html")).unwrap();
     assert_self_contained(&html);
@@ -139,6 +142,17 @@ fn the_writes_arm_draws_a_band_per_phase_and_a_point_per_read_and_writes_html() 
     assert_eq!(count(&html, "class=\"phase\""), phases);
     assert!(html.contains("<section id=\"summary\">") && html.contains("<table>"));
     assert!(html.contains("in-commit p99") && html.contains("the trade"));
+    assert_eq!(report.settings.repeat, 1);
+    assert!(
+        html.contains("40 documents per commit; medians over 1 repetition,"),
+        "plurals from the helper, not '(s)'"
+    );
+    // A trial of one commit says so in the singular.
+    let mut one = report.clone();
+    one.trials.truncate(1);
+    one.trials[0].run.commits.truncate(1);
+    let svg = heddle_eval::bench::writes::svg::render_svg(&one);
+    assert!(svg.contains(">1 commit of 40 documents · "), "one commit");
 }
 
 #[derive(Parser)]
@@ -182,6 +196,9 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
         "20",
         "--inflight",
         "10000",
+        // The page shows query texts only in the sequential pass's per-query report.
+        "--sequential",
+        "4",
         "--svg",
         &svg.display().to_string(),
         "--html",
@@ -238,13 +255,49 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
     for tick in [">100</text>", ">200</text>", ">500</text>", ">1000</text>"] {
         assert!(plot.contains(tick), "{tick}");
     }
+    // The legend explains only the marks the chart shows: none on a clean ladder, and
+    // each mark's entry (alone) when one rung bears it.
+    let legend = [
+        "overloaded: requests shed",
+        "invalid rung",
+        "disturbed: the machine may",
+    ];
+    let mut clean = report.clone();
+    for s in &mut clean.summary {
+        (s.overloaded, s.valid, s.disturbed) = (false, true, false);
+    }
+    let unmarked = render_svg(&clean);
+    for entry in legend {
+        assert!(!unmarked.contains(entry), "{entry:?} with no such rung");
+    }
+    for (i, marked) in legend.iter().enumerate() {
+        let mut one = clean.clone();
+        let s = &mut one.summary[0];
+        match i {
+            0 => s.overloaded = true,
+            1 => s.valid = false,
+            _ => s.disturbed = true,
+        }
+        let svg = render_svg(&one);
+        for (j, entry) in legend.iter().enumerate() {
+            assert_eq!(
+                svg.contains(entry),
+                i == j,
+                "{entry:?} when only {marked:?}"
+            );
+        }
+    }
 
     let page = std::fs::read_to_string(&html).unwrap();
     assert_self_contained(&page);
     assert!(page.contains("<section id=\"ladder\">") && page.contains("<th>p90</th>"));
     assert_eq!(count(&page, "<svg"), 1);
     assert!(page.contains("class=\"series\" data-quantile=\"p90\""));
-    assert!(!page.contains("<b>covid"), "a query text escaped");
+    assert!(
+        page.contains("&lt;b&gt;covid"),
+        "the query text shown, escaped"
+    );
+    assert!(!page.contains("<b>covid"), "never raw");
 }
 
 #[test]
@@ -254,11 +307,15 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
     let queries = dir.path().join("queries.jsonl");
     std::fs::write(
         &queries,
-        "{\"_id\":\"q1\",\"text\":\"<script>alert(1)</script> & covid\"}\n{\"_id\":\"q2\",\"text\":\"masks\"}\n",
+        "{\"_id\":\"q10\",\"text\":\"mask efficacy\"}\n{\"_id\":\"q1\",\"text\":\"<script>alert(1)</script> & covid\"}\n{\"_id\":\"q2\",\"text\":\"masks\"}\n",
     )
     .unwrap();
     let qrels = dir.path().join("qrels.tsv");
-    std::fs::write(&qrels, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n").unwrap();
+    std::fs::write(
+        &qrels,
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq10\td3\t1\n",
+    )
+    .unwrap();
     let html = dir.path().join("report/quality.html");
     let stdout = ok(&[
         "quality",
@@ -280,4 +337,11 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; covid"));
     assert!(page.contains("<section id=\"per-query\">") && page.contains("<td>q2</td>"));
     assert!(page.contains("<th>nDCG@10</th>"));
+    // The text output's natural order, not the strings': q2 before q10.
+    let at = |id: &str| page.find(&format!("<td>{id}</td>")).unwrap();
+    assert!(at("q1") < at("q2") && at("q2") < at("q10"), "q1, q2, q10");
+    assert!(
+        page.contains(" · 3 queries · "),
+        "the subtitle counts queries"
+    );
 }

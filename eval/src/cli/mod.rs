@@ -5,7 +5,7 @@ mod check;
 mod compare_runs;
 mod crash_writer;
 mod delete;
-mod display;
+pub(crate) mod display;
 mod index;
 mod merge;
 mod quality;

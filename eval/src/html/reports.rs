@@ -8,7 +8,9 @@ use super::{Body, Page, Table};
 use crate::bench::report::format::{kib, micros, rate, spread, spread_or_dash};
 use crate::bench::report::{BenchReport, Width, provenance, render_svg, render_table_as};
 use crate::bench::writes::{self, WritesReport};
+use crate::cli::display::natural_cmp;
 use crate::env::Environment;
+use crate::progress::plural;
 use crate::quality::Evaluation;
 
 /// The environment as the text tables print it, or a sentence if there is none.
@@ -177,10 +179,10 @@ pub fn writes_page(report: &WritesReport, text: &str) -> Page {
     };
     let summary = Table {
         caption: Some(format!(
-            "reads at {}/s; {} documents per commit; medians over {} repetition(s), [min–max] where they differ",
+            "reads at {}/s; {} per commit; medians over {}, [min–max] where they differ",
             rate(report.writes.rate),
-            report.writes.docs_per_commit,
-            report.settings.repeat
+            plural(report.writes.docs_per_commit as u64, "document"),
+            plural(report.settings.repeat as u64, "repetition")
         )),
         header: [
             "engine",
@@ -256,8 +258,8 @@ pub fn quality_page(
     let mut page = Page::new(
         "heddle-eval quality",
         &format!(
-            "index {index} · {} queries · {} · heddle {}",
-            eval.queries(),
+            "index {index} · {} · {} · heddle {}",
+            plural(eval.queries() as u64, "query"),
             env.started_utc,
             env.build.short()
         ),
@@ -276,12 +278,14 @@ pub fn quality_page(
     page.section("means", "Means", Body::new().table(&means));
     let mut header = vec!["query".to_string(), "text".to_string()];
     header.extend(eval.metrics.iter().map(|m| m.label()));
+    // In the text output's order: `2` before `10`.
+    let mut queries: Vec<(&String, &Vec<f64>)> = eval.per_query.iter().collect();
+    queries.sort_by(|a, b| natural_cmp(a.0, b.0));
     let per_query = Table {
         caption: Some("every judged query (one without results scores 0)".to_string()),
         header,
-        rows: eval
-            .per_query
-            .iter()
+        rows: queries
+            .into_iter()
             .map(|(qid, values)| {
                 let mut row = vec![qid.clone(), texts.get(qid).cloned().unwrap_or_default()];
                 row.extend(values.iter().map(|v| format!("{v:.4}")));

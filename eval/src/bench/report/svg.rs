@@ -188,7 +188,14 @@ pub fn render_svg(report: &BenchReport) -> String {
         .iter()
         .map(|(q, _, _)| report.summary.iter().any(|s| quantile(s, q).is_some()))
         .collect();
-    legend(&engines, &drawn, repeat, &mut out);
+    // The band is drawn for every overloaded rung; the other marks only on points.
+    let plotted = |s: &&RungSummary| SERIES.iter().any(|(q, _, _)| quantile(s, q).is_some());
+    let marks = Marks {
+        overloaded: report.summary.iter().any(|s| s.overloaded),
+        invalid: report.summary.iter().filter(plotted).any(|s| !s.valid),
+        disturbed: report.summary.iter().filter(plotted).any(|s| s.disturbed),
+    };
+    legend(&engines, &drawn, marks, repeat, &mut out);
     out.push_str("</svg>\n");
     out
 }
@@ -645,8 +652,16 @@ fn draw_marker(m: Marker, px: f64, py: f64, fill: &str, stroke: &str, out: &mut 
     };
 }
 
+/// Which of the rung marks the chart shows, so the legend explains only those.
+#[derive(Clone, Copy)]
+struct Marks {
+    overloaded: bool,
+    invalid: bool,
+    disturbed: bool,
+}
+
 /// `drawn[i]`: whether `SERIES[i]` has any point; one without is labelled absent.
-fn legend(engines: &[&str], drawn: &[bool], repeat: usize, out: &mut String) {
+fn legend(engines: &[&str], drawn: &[bool], marks: Marks, repeat: usize, out: &mut String) {
     let x0 = RIGHT + 24.0;
     let tx = x0 + 34.0;
     let text = |out: &mut String, y: f64, s: &str, colour: &str| {
@@ -695,29 +710,38 @@ fn legend(engines: &[&str], drawn: &[bool], repeat: usize, out: &mut String) {
         y += 20.0;
     }
     y += 14.0;
-    let _ = write!(
-        out,
-        r##"<rect x="{x0}" y="{:.1}" width="26" height="16" fill="{OVERLOAD}" fill-opacity="0.10"/>"##,
-        y - 8.0
-    );
-    draw_marker(Marker::Circle, x0 + 13.0, y, "#ffffff", "#444", out);
-    out.push('\n');
-    text(out, y, "overloaded: requests shed", OVERLOAD);
-    text(out, y + 15.0, "(hollow marker, red band)", OVERLOAD);
-    y += 40.0;
-    let _ = writeln!(
-        out,
-        r##"<path d="M{:.1},{:.1}l12,12m0,-12l-12,12" stroke="#000" stroke-width="1.5"/>"##,
-        x0 + 7.0,
-        y - 6.0
-    );
-    text(out, y, "invalid rung", "#222");
-    y += 26.0;
-    disturbed_ring(x0 + 13.0, y, out);
-    out.push('\n');
-    text(out, y, "disturbed: the machine may", DISTURBED);
-    text(out, y + 15.0, "have set it (see the JSON)", DISTURBED);
-    y += 48.0;
+    if marks.overloaded {
+        let _ = write!(
+            out,
+            r##"<rect x="{x0}" y="{:.1}" width="26" height="16" fill="{OVERLOAD}" fill-opacity="0.10"/>"##,
+            y - 8.0
+        );
+        draw_marker(Marker::Circle, x0 + 13.0, y, "#ffffff", "#444", out);
+        out.push('\n');
+        text(out, y, "overloaded: requests shed", OVERLOAD);
+        text(out, y + 15.0, "(hollow marker, red band)", OVERLOAD);
+        y += 40.0;
+    }
+    if marks.invalid {
+        let _ = writeln!(
+            out,
+            r##"<path d="M{:.1},{:.1}l12,12m0,-12l-12,12" stroke="#000" stroke-width="1.5"/>"##,
+            x0 + 7.0,
+            y - 6.0
+        );
+        text(out, y, "invalid rung", "#222");
+        y += 26.0;
+    }
+    if marks.disturbed {
+        disturbed_ring(x0 + 13.0, y, out);
+        out.push('\n');
+        text(out, y, "disturbed: the machine may", DISTURBED);
+        text(out, y + 15.0, "have set it (see the JSON)", DISTURBED);
+        y += 48.0;
+    }
+    if !(marks.overloaded || marks.invalid || marks.disturbed) {
+        y += 8.0;
+    }
     let mut notes = vec![
         "A missing point had fewer than".to_string(),
         "100 samples beyond its quantile".to_string(),

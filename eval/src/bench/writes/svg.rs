@@ -17,6 +17,7 @@ use super::model::{CommitRecord, ReadSample, TrialReport, WritesReport};
 use crate::bench::report::format::micros;
 use crate::bench::report::{Axis, provenance_lines, tick_label};
 use crate::html::escape as esc;
+use crate::progress::plural;
 
 /// Most points a panel draws (an SVG of tens of thousands of circles is slow to show).
 pub const MAX_POINTS: usize = 5_000;
@@ -173,9 +174,9 @@ fn panel(report: &WritesReport, t: &TrialReport, names: &[String], out: &mut Str
     let (drawn, note) = thin(&run.samples, &windows);
     let _ = writeln!(
         out,
-        r##"<text x="{LEFT}" y="40" font-size="11" fill="#666">{} commits of {} documents · {}; shed: {} outside, {} in a commit</text>"##,
-        run.commits.len(),
-        report.writes.docs_per_commit,
+        r##"<text x="{LEFT}" y="40" font-size="11" fill="#666">{} of {} · {}; shed: {} outside, {} in a commit</text>"##,
+        plural(run.commits.len() as u64, "commit"),
+        plural(report.writes.docs_per_commit as u64, "document"),
         esc(&note),
         run.outside.shed,
         run.in_commit.shed
