@@ -107,7 +107,7 @@ pub struct ServeRssArgs {
     /// The analysis the index was built with.
     #[arg(long, value_enum)]
     pub analysis: Analysis,
-    /// The queries: BEIR queries.jsonl or a TREC topics file (qid<TAB>text).
+    /// The queries: BEIR queries.jsonl or a TREC topics file (`qid<TAB>text`).
     #[arg(long)]
     pub queries: PathBuf,
     /// Offered rate, requests per second.

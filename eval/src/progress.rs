@@ -173,6 +173,19 @@ impl CommitLines {
         }
     }
 
+    /// Commits `writer` with its phases shown on stderr (after `progress`'s lines), and
+    /// leaves the writer without an observer again.
+    pub fn commit(
+        writer: &mut heddle::IndexWriter,
+        progress: &Progress,
+    ) -> heddle::Result<heddle::CommitStats> {
+        let lines = CommitLines::start(progress);
+        writer.set_commit_progress(Some(lines.observer()));
+        let stats = writer.commit();
+        writer.set_commit_progress(None);
+        stats
+    }
+
     /// The observer to give [`heddle::IndexWriter::set_commit_progress`].
     pub fn observer(&self) -> CommitProgress {
         let state = self.state.clone();

@@ -48,7 +48,7 @@ pub struct AbArgs {
     #[arg(long, value_name = "DIR")]
     pub index: PathBuf,
 
-    /// The queries: BEIR queries.jsonl or a TREC topics file (qid<TAB>text).
+    /// The queries: BEIR queries.jsonl or a TREC topics file (`qid<TAB>text`).
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
 

@@ -52,12 +52,7 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         added.with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
         progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
-    let lines = CommitLines::start(&progress);
-    writer.set_commit_progress(Some(lines.observer()));
-    let stats = writer.commit();
-    writer.set_commit_progress(None);
-    drop(lines);
-    let stats = stats?;
+    let stats = CommitLines::commit(&mut writer, &progress)?;
     writer.wait_for_merges()?;
     println!(
         "added {} ({} replaced) to {} (generation {}, {} in all)",

@@ -220,12 +220,7 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         "{} read; building the segment",
         plural(writer.buffered() as u64, "document")
     ));
-    let lines = CommitLines::start(&progress);
-    writer.set_commit_progress(Some(lines.observer()));
-    let stats = writer.commit();
-    writer.set_commit_progress(None);
-    drop(lines);
-    let stats = stats?;
+    let stats = CommitLines::commit(writer, &progress)?;
     let seconds = started.elapsed().as_secs_f64();
     let bytes = dir_size(index.dir())?;
     println!(

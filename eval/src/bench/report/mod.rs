@@ -14,5 +14,5 @@ pub use json::{check_directory, check_writable, read_json, write_json, write_svg
 pub use model::*;
 pub use svg::render_svg;
 pub(crate) use svg::{Axis, provenance, provenance_lines, tick_label};
-pub(crate) use table::calibration_line;
 pub use table::{Table, Width, render_table, render_table_as};
+pub(crate) use table::{calibration_line, fig_or_dash};

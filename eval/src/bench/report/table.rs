@@ -55,7 +55,8 @@ fn fig<T: Copy + PartialEq>(
     }
 }
 
-fn fig_or_dash<T: Copy + PartialEq>(
+/// A spread at the chosen width: the median alone, or with `[min–max]`; `-` if absent.
+pub(crate) fn fig_or_dash<T: Copy + PartialEq>(
     s: &Option<crate::bench::stats::Spread<T>>,
     width: Width,
     show: impl Fn(T) -> String,

@@ -9,8 +9,8 @@ use std::fmt::Write;
 use super::model::{ClassSummary, ReadClass, TrialReport, TrialSummary, WritesReport};
 use crate::bench::loadgen::Arrivals;
 use crate::bench::report::Width;
-use crate::bench::report::calibration_line;
-use crate::bench::report::format::{kib, kib_change, micros, micros_or_dash, rate, spread_or_dash};
+use crate::bench::report::format::{kib, kib_change, micros, micros_or_dash, rate};
+use crate::bench::report::{calibration_line, fig_or_dash};
 use crate::bench::stats::Spread;
 use crate::env::render::wrap;
 use crate::progress::plural;
@@ -31,20 +31,6 @@ pub fn render_as(r: &WritesReport, width: Width) -> String {
     match width {
         Width::Wide => out,
         Width::Narrow => out.lines().flat_map(wrap).map(|l| l + "\n").collect(),
-    }
-}
-
-/// A spread at the chosen width: the median alone, or with `[min–max]`.
-fn fig<T: Copy + PartialEq>(
-    s: &Option<Spread<T>>,
-    width: Width,
-    show: impl Fn(T) -> String,
-) -> String {
-    match width {
-        Width::Narrow => s
-            .as_ref()
-            .map_or_else(|| "-".to_string(), |s| show(s.median)),
-        Width::Wide => spread_or_dash(s, show),
     }
 }
 
@@ -251,7 +237,7 @@ fn trial(t: &TrialReport, out: &mut String) {
 }
 
 fn summary(r: &WritesReport, width: Width, out: &mut String) {
-    let us = |s: &Option<Spread<u64>>| fig(s, width, micros);
+    let us = |s: &Option<Spread<u64>>| fig_or_dash(s, width, micros);
     let reps = r.settings.repeat;
     let loads: Vec<f64> = r
         .trials
@@ -283,17 +269,17 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
         let phases: Vec<String> = s
             .phases
             .iter()
-            .map(|p| format!("{} {}", p.name, fig(&Some(p.secs), width, secs)))
+            .map(|p| format!("{} {}", p.name, fig_or_dash(&Some(p.secs), width, secs)))
             .collect();
         let _ = writeln!(
             out,
             "  {}, {}: {} a commit ({} a run): {}; exclusive {}{}",
             s.engine,
             plural(s.commit_threads as u64, "commit thread"),
-            fig(&s.commit_wall_secs, width, secs),
-            fig(&Some(s.commits), width, |n| n.to_string()),
+            fig_or_dash(&s.commit_wall_secs, width, secs),
+            fig_or_dash(&Some(s.commits), width, |n| n.to_string()),
             phases.join(", "),
-            fig(&s.exclusive_ns, width, nanos),
+            fig_or_dash(&s.exclusive_ns, width, nanos),
             match (s.valid, s.all_visible) {
                 (true, true) => String::new(),
                 (_, false) => "; NOT ALL VISIBLE".to_string(),
@@ -341,14 +327,14 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
         trade.push(vec![
             s.engine.clone(),
             s.commit_threads.to_string(),
-            fig(&s.commit_wall_secs, width, secs),
+            fig_or_dash(&s.commit_wall_secs, width, secs),
             us(&s.in_commit.p50_us),
             us(&s.in_commit.p90_us),
             us(&s.in_commit.max_us),
             us(&s.outside.p50_us),
             us(&s.outside.p90_us),
             us(&s.outside.max_us),
-            fig(&s.rss_change_kib, width, kib_change),
+            fig_or_dash(&s.rss_change_kib, width, kib_change),
         ]);
     }
     let _ = writeln!(out, "the trade: commit duration against the reads' tail");
@@ -362,13 +348,13 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
 }
 
 fn class_row(s: &TrialSummary, name: &str, c: &ClassSummary, width: Width) -> Vec<String> {
-    let us = |s: &Option<Spread<u64>>| fig(s, width, micros);
+    let us = |s: &Option<Spread<u64>>| fig_or_dash(s, width, micros);
     vec![
         s.engine.clone(),
         s.commit_threads.to_string(),
         name.to_string(),
-        fig(&Some(c.due), width, |n| n.to_string()),
-        fig(&Some(c.shed), width, |n| n.to_string()),
+        fig_or_dash(&Some(c.due), width, |n| n.to_string()),
+        fig_or_dash(&Some(c.shed), width, |n| n.to_string()),
         us(&c.p50_us),
         us(&c.p90_us),
         us(&c.p99_us),
