@@ -172,7 +172,7 @@ fn a_judged_query_missing_from_the_queries_file_is_an_error() {
     let args = f.quality(&[]);
     fails(
         &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        "1 queries of",
+        "1 query of",
     );
 }
 

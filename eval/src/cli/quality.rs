@@ -83,8 +83,8 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         bail!(
             "{} of {} {} judgments but no text in {}: {}{}",
             plural(missing.len() as u64, "query"),
-            if missing.len() == 1 { "has" } else { "have" },
             args.qrels.display(),
+            if missing.len() == 1 { "has" } else { "have" },
             args.queries.display(),
             escape_controls(&missing[..missing.len().min(10)].join(", ")),
             if missing.len() > 10 { ", ..." } else { "" }
