@@ -441,7 +441,7 @@ fn indexes(
         eprintln!(
             "compare: {}: {}, {}, {} bytes, built in {:.2} s ({:.0} documents/s){}",
             engine.name(),
-            heddle_eval::progress::plural(stats.docs as u64, "document"),
+            heddle_eval::progress::plural(stats.docs, "document"),
             heddle_eval::progress::plural(stats.segments as u64, "segment"),
             stats.bytes,
             stats.seconds,
