@@ -90,14 +90,7 @@ mod tests {
     /// line of help.
     #[test]
     fn every_argument_has_help() {
-        let mut missing = Vec::new();
-        for sub in super::Cli::command().get_subcommands() {
-            for arg in sub.get_arguments() {
-                if !arg.is_hide_set() && arg.get_help().is_none() {
-                    missing.push(format!("{} {}", sub.get_name(), arg.get_id()));
-                }
-            }
-        }
+        let missing = heddle_eval::cli::arguments_without_help(&super::Cli::command());
         assert!(missing.is_empty(), "without help: {missing:?}");
     }
 }

@@ -78,22 +78,29 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Every visible argument of `command`'s subcommands (hidden subcommands included) that
+/// has no line of help, as `subcommand --arg`: what a command line's test asserts empty.
+pub fn arguments_without_help(command: &clap::Command) -> Vec<String> {
+    let mut missing = Vec::new();
+    for sub in command.get_subcommands() {
+        for arg in sub.get_arguments() {
+            if !arg.is_hide_set() && arg.get_help().is_none() {
+                missing.push(format!("{} --{}", sub.get_name(), arg.get_id()));
+            }
+        }
+    }
+    missing
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
 
-    /// Issue 17: flags without a line of help (`add --index`, …). Every visible argument
-    /// of every subcommand, the hidden test helpers' included, must have one.
+    /// Flags without a line of help (`add --index`, …): every visible argument of every
+    /// subcommand, the hidden test helpers' included, must have one.
     #[test]
     fn every_argument_has_help() {
-        let mut missing = Vec::new();
-        for sub in super::Cli::command().get_subcommands() {
-            for arg in sub.get_arguments() {
-                if !arg.is_hide_set() && arg.get_help().is_none() {
-                    missing.push(format!("{} --{}", sub.get_name(), arg.get_id()));
-                }
-            }
-        }
+        let missing = super::arguments_without_help(&super::Cli::command());
         assert!(missing.is_empty(), "without help: {missing:?}");
     }
 }
