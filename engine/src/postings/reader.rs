@@ -428,12 +428,39 @@ impl<'a> PostingsCursor<'a> {
         self.doc
     }
 
+    /// The decoded block's postings from the current one on: their doc ids and their
+    /// term frequencies minus one (empty once exhausted). For scoring a block at once.
+    #[inline]
+    pub(crate) fn rest_of_block(&self) -> (&[u32], &[u32]) {
+        let range = self.idx..self.block_len.max(self.idx);
+        (&self.docs[range.clone()], &self.tfs_minus_1[range])
+    }
+
+    /// Moves `n` postings forward, `n` at most the length of [`Self::rest_of_block`]:
+    /// within the decoded block, or to the next block's first posting when that is where
+    /// `n` leads.
+    #[inline]
+    pub(crate) fn advance_in_block(&mut self, n: usize) {
+        if self.idx + n < self.block_len {
+            self.idx += n;
+            self.doc = self.docs[self.idx];
+            self.skip_block = self.block;
+        } else {
+            self.load_block(self.block + 1);
+        }
+    }
+
     /// Moves to the first posting with doc ≥ `target` (staying put if the current doc already
     /// is) and returns its doc id, or [`TERMINATED`]. Skips whole blocks by their `last_doc`
     /// and decodes at most one block.
     pub(crate) fn seek(&mut self, target: u32) -> u32 {
         if self.doc >= target {
             return self.doc;
+        }
+        // Most probes of a frequent term land in the decoded block: its last doc is in
+        // memory (decoding checked it equals the skip entry's), no entry need be read.
+        if self.docs[self.block_len.saturating_sub(1)] >= target {
+            return self.gallop_in_block(target);
         }
         // Here the cursor is not exhausted. Every block before the block pointer ends below
         // the target it was moved for; resume from it when that covers this target too.
@@ -450,9 +477,13 @@ impl<'a> PostingsCursor<'a> {
                 return self.doc; // also covers exhaustion
             }
         }
-        // The decoded block's last doc is ≥ target (checked when decoding), so the answer is
-        // in `idx..block_len`, and the current doc is below the target: `gallop`'s
-        // precondition.
+        self.gallop_in_block(target)
+    }
+
+    /// Moves to the first doc ≥ `target` within the decoded block, whose last doc is
+    /// ≥ `target` while the current doc is below it (`gallop`'s precondition).
+    #[inline]
+    fn gallop_in_block(&mut self, target: u32) -> u32 {
         let i = self.idx
             + gallop(
                 &self.docs[self.idx..self.block_len.max(self.idx + 1)],

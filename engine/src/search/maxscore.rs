@@ -25,10 +25,11 @@ use super::query::QueryTerm;
 use super::topk::TopK;
 use crate::error::Result;
 use crate::field::Field;
-use crate::index::Snapshot;
-use crate::postings::{PostingsCursor, TERMINATED};
+use crate::index::{LiveSegment, Snapshot};
+use crate::postings::{BLOCK_LEN, PostingsCursor, TERMINATED};
 use crate::search::bm25::TermScorer;
 use crate::search::threshold::starting_threshold;
+use crate::segment::LengthTable;
 
 /// Relative margin on every bound comparison (far above f64 rounding, far below any
 /// score difference that matters).
@@ -206,6 +207,26 @@ pub(crate) fn top_k(
                     }
                 }
             }
+            // One essential list, its range tested: score the rest of its decoded block at
+            // once (the candidate loop's own work was most of a mixed query's cost).
+            if single
+                && let Some(t) = theta
+                && let Some((upto, _, _)) = checked
+                && doc <= upto
+            {
+                let block = BlockScan {
+                    prefix: &prefix,
+                    by_slot: &by_slot,
+                    lengths: &lengths,
+                    live,
+                    base,
+                };
+                if block.scan(&mut cursors, essential_from, &mut window, &mut top, t, upto) {
+                    theta = threshold(&top);
+                    essential_from = essential_from.max(non_essential_count(&prefix, theta));
+                }
+                continue;
+            }
             if live.is_deleted(doc) {
                 for c in &mut cursors[essential_from..] {
                     if c.cursor.doc() == doc {
@@ -272,6 +293,83 @@ pub(crate) fn top_k(
         }
     }
     Ok(top)
+}
+
+/// What scoring one essential list's block at once needs besides the cursors.
+struct BlockScan<'s, 'a> {
+    prefix: &'s [f64],
+    by_slot: &'s [usize],
+    lengths: &'s LengthTable<'a>,
+    live: &'s LiveSegment,
+    base: u64,
+}
+
+impl BlockScan<'_, '_> {
+    /// Scores the single essential cursor's postings up to `upto` within its decoded
+    /// block, exactly as the candidate loop would one by one: every posting's score at
+    /// once, then the non-essential terms for those whose score with the non-essential
+    /// bounds can beat θ. Leaves the cursor after the last posting scanned. Returns
+    /// whether a document entered the heap (θ may have moved).
+    ///
+    /// θ only rises within the block (the heap's worst), so testing later postings
+    /// against the newest θ drops only what the one-by-one loop would drop too; when a
+    /// push makes the essential list non-essential, the scan stops there.
+    fn scan(
+        &self,
+        cursors: &mut [TermCursor<'_>],
+        essential_from: usize,
+        window: &mut BlockWindow,
+        top: &mut TopK,
+        theta: f64,
+        upto: u32,
+    ) -> bool {
+        let (non_essential, essential) = cursors.split_at_mut(essential_from);
+        let scorer = essential[0].scorer;
+        let (docs, tfs_minus_1) = essential[0].cursor.rest_of_block();
+        let m = docs.partition_point(|&d| d <= upto);
+        let docs = &docs[..m];
+        let mut lens = [0u32; BLOCK_LEN];
+        self.lengths.get_many(docs, &mut lens);
+        let mut scores = [0.0f64; BLOCK_LEN];
+        for ((s, &tf), &len) in scores.iter_mut().zip(&tfs_minus_1[..m]).zip(&lens) {
+            *s = scorer.score(tf.wrapping_add(1), len);
+        }
+        let (mut theta, mut pushed) = (theta, false);
+        let mut scanned = m;
+        let lone_bounds = self.prefix[essential_from];
+        for (i, &doc) in docs.iter().enumerate() {
+            let partial = scores[i];
+            if (partial + lone_bounds) * SLACK <= theta || self.live.is_deleted(doc) {
+                continue;
+            }
+            let len = lens[i];
+            if !probe_non_essential(non_essential, self.prefix, window, doc, len, partial, theta) {
+                continue;
+            }
+            // The exact score, summed in term-byte order as the oracle sums it; the
+            // essential term's share is `partial`, computed as the oracle computes it.
+            let mut score = 0.0;
+            for &j in self.by_slot {
+                if j == essential_from {
+                    score += partial;
+                } else if let Some(c) = non_essential.get(j)
+                    && c.cursor.doc() == doc
+                {
+                    score += c.scorer.score(c.cursor.tf(), len);
+                }
+            }
+            top.push(score, self.base + doc as u64);
+            pushed = true;
+            let Some(t) = top.threshold() else { continue };
+            theta = theta.max(t);
+            if non_essential_count(self.prefix, Some(theta)) > essential_from {
+                scanned = i + 1; // the list is no longer essential: stop here
+                break;
+            }
+        }
+        essential[0].cursor.advance_in_block(scanned);
+        pushed
+    }
 }
 
 /// The block-max test: over the range from the current candidate to the first end of an
@@ -422,13 +520,31 @@ fn check_non_essential(
     window: &mut BlockWindow,
     doc: u32,
     len: u32,
-    mut partial: f64,
+    partial: f64,
     theta: f64,
 ) -> bool {
     let n = cursors.len();
     if (partial + prefix[n]) * SLACK <= theta {
         return false;
     }
+    probe_non_essential(cursors, prefix, window, doc, len, partial, theta)
+}
+
+/// [`check_non_essential`] after its test against the non-essential terms' whole bounds
+/// (which the block scan makes for a whole block first). Always inlined: the call itself
+/// was a sixth of its cost in a block scan.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn probe_non_essential(
+    cursors: &mut [TermCursor<'_>],
+    prefix: &[f64],
+    window: &mut BlockWindow,
+    doc: u32,
+    len: u32,
+    mut partial: f64,
+    theta: f64,
+) -> bool {
+    let n = cursors.len();
     // Tighter: the non-essential terms' bounds in the blocks that would hold `doc`.
     if window.lists != n || doc > window.end {
         let (mut sum, mut end) = (0.0, TERMINATED);

@@ -193,6 +193,34 @@ impl LengthTable<'_> {
             .sum()
     }
 
+    /// The lengths of `docs` into `out` (as long as `docs`): [`Self::get`] with the
+    /// width chosen once for the lot, for scoring a block of postings at once.
+    #[inline]
+    pub(crate) fn get_many(&self, docs: &[u32], out: &mut [u32]) {
+        let out = &mut out[..docs.len()];
+        match self.width {
+            1 => {
+                for (o, &d) in out.iter_mut().zip(docs) {
+                    *o = self.bytes.get(d as usize).map_or(0, |&b| u32::from(b));
+                }
+            }
+            2 => {
+                for (o, &d) in out.iter_mut().zip(docs) {
+                    let i = 2 * d as usize;
+                    *o = self
+                        .bytes
+                        .get(i..i + 2)
+                        .map_or(0, |b| u32::from(u16::from_le_bytes([b[0], b[1]])));
+                }
+            }
+            _ => {
+                for (o, &d) in out.iter_mut().zip(docs) {
+                    *o = self.get(d);
+                }
+            }
+        }
+    }
+
     /// The length of document `doc`; 0 for a doc past the segment's end (only a crafted
     /// postings list names one, and any length keeps it harmless).
     #[inline]
