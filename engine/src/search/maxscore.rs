@@ -9,10 +9,13 @@
 //! decoding), then by seeking, and the candidate is dropped as soon as its best possible
 //! score is ≤ θ. Before that, whole ranges are skipped when the essential lists' current
 //! blocks cannot reach θ together with the non-essential terms (their whole bounds, or
-//! failing that their own blocks over a shorter range). A skipped range moves the cursors' block pointers
-//! only; a block is decoded when a candidate reaches it, so a run of skipped ranges
-//! decodes nothing. Where a frequent word meets rare ones, θ starts from the frequent
-//! word's best blocks (`search::threshold`) instead of from nothing.
+//! failing that their own blocks over a shorter range). A skipped range moves the
+//! cursors' block pointers only; a block is decoded when a candidate reaches it, so a run
+//! of skipped ranges decodes nothing. A range that cannot be skipped ends within every
+//! essential list's decoded block, so it is scored a block at a time (`RangeScan`): every
+//! posting's score at once, the lists merged into candidates, then the non-essential
+//! probes. Where a frequent word meets rare ones, θ starts from the frequent word's best
+//! blocks (`search::threshold`) instead of from nothing.
 //!
 //! Why "≤ θ" may drop: documents are visited in ascending internal id, so a later document
 //! with a score equal to the heap's worst loses the tie and could never enter.
@@ -164,20 +167,14 @@ pub(crate) fn top_k(
         // essential set it was tested against; `None`: test the next candidate.
         let mut checked: Option<(u32, f64, usize)> = None;
         let mut window = BlockWindow::EMPTY;
+        let mut scratch = RangeScratch::new(n);
 
         while essential_from < n {
-            // One essential list is the common case once θ is set (a frequent word beside
-            // the query's rarest): it is read directly, without a loop over one cursor.
-            let single = essential_from + 1 == n;
-            let doc = if single {
-                cursors[essential_from].cursor.doc()
-            } else {
-                cursors[essential_from..]
-                    .iter()
-                    .map(|c| c.cursor.doc())
-                    .min()
-                    .unwrap_or(TERMINATED)
-            };
+            let doc = cursors[essential_from..]
+                .iter()
+                .map(|c| c.cursor.doc())
+                .min()
+                .unwrap_or(TERMINATED);
             if doc == TERMINATED {
                 break;
             }
@@ -207,21 +204,28 @@ pub(crate) fn top_k(
                     }
                 }
             }
-            // One essential list, its range tested: score the rest of its decoded block at
-            // once (the candidate loop's own work was most of a mixed query's cost).
-            if single
-                && let Some(t) = theta
+            // The range is tested: score it a block at a time (the candidate loop's own
+            // work per document was most of a mixed query's cost).
+            if let Some(t) = theta
                 && let Some((upto, _, _)) = checked
                 && doc <= upto
             {
-                let block = BlockScan {
+                let scan = RangeScan {
                     prefix: &prefix,
                     by_slot: &by_slot,
                     lengths: &lengths,
                     live,
                     base,
                 };
-                if block.scan(&mut cursors, essential_from, &mut window, &mut top, t, upto) {
+                if scan.run(
+                    &mut cursors,
+                    essential_from,
+                    &mut window,
+                    &mut top,
+                    &mut scratch,
+                    t,
+                    upto,
+                ) {
                     theta = threshold(&top);
                     essential_from = essential_from.max(non_essential_count(&prefix, theta));
                 }
@@ -235,19 +239,15 @@ pub(crate) fn top_k(
                 }
                 continue;
             }
+            // One document at a time: while the heap fills (no θ yet), or where a range
+            // test moved nothing.
             let len = lengths.get(doc);
-            let partial = if single {
-                let c = &cursors[essential_from];
-                c.scorer.score(c.cursor.tf(), len)
-            } else {
-                let mut partial = 0.0;
-                for c in &cursors[essential_from..] {
-                    if c.cursor.doc() == doc {
-                        partial += c.scorer.score(c.cursor.tf(), len);
-                    }
+            let mut partial = 0.0;
+            for c in &cursors[essential_from..] {
+                if c.cursor.doc() == doc {
+                    partial += c.scorer.score(c.cursor.tf(), len);
                 }
-                partial
-            };
+            }
             let admitted = match theta {
                 None => {
                     for c in &mut cursors[..essential_from] {
@@ -281,13 +281,9 @@ pub(crate) fn top_k(
                 let next = non_essential_count(&prefix, theta);
                 essential_from = essential_from.max(next);
             }
-            if single {
-                cursors[scored_from].cursor.advance();
-            } else {
-                for c in &mut cursors[scored_from..] {
-                    if c.cursor.doc() == doc {
-                        c.cursor.advance();
-                    }
+            for c in &mut cursors[scored_from..] {
+                if c.cursor.doc() == doc {
+                    c.cursor.advance();
                 }
             }
         }
@@ -295,8 +291,8 @@ pub(crate) fn top_k(
     Ok(top)
 }
 
-/// What scoring one essential list's block at once needs besides the cursors.
-struct BlockScan<'s, 'a> {
+/// What scoring a tested range at once needs besides the cursors.
+struct RangeScan<'s, 'a> {
     prefix: &'s [f64],
     by_slot: &'s [usize],
     lengths: &'s LengthTable<'a>,
@@ -304,57 +300,121 @@ struct BlockScan<'s, 'a> {
     base: u64,
 }
 
-impl BlockScan<'_, '_> {
-    /// Scores the single essential cursor's postings up to `upto` within its decoded
-    /// block, exactly as the candidate loop would one by one: every posting's score at
-    /// once, then the non-essential terms for those whose score with the non-essential
-    /// bounds can beat θ. Leaves the cursor after the last posting scanned. Returns
-    /// whether a document entered the heap (θ may have moved).
+/// Buffers a [`RangeScan`] reuses from range to range: one block's worth of postings per
+/// essential list, and the candidates they merge into.
+struct RangeScratch {
+    /// Per essential list (in cursor order): its postings in the range, their lengths
+    /// and scores, and how many there are.
+    lists: Vec<ListBlock>,
+    merged: Candidates,
+}
+
+/// The essential lists' postings in a range, merged: each document once, ascending.
+struct Candidates {
+    docs: Vec<u32>,
+    lens: Vec<u32>,
+    /// The sum of the document's essential scores.
+    partials: Vec<f64>,
+    /// Where the merge stands in each list.
+    at: Vec<usize>,
+}
+
+struct ListBlock {
+    docs: [u32; BLOCK_LEN],
+    lens: [u32; BLOCK_LEN],
+    scores: [f64; BLOCK_LEN],
+    len: usize,
+}
+
+impl RangeScratch {
+    fn new(lists: usize) -> Self {
+        RangeScratch {
+            lists: (0..lists)
+                .map(|_| ListBlock {
+                    docs: [0; BLOCK_LEN],
+                    lens: [0; BLOCK_LEN],
+                    scores: [0.0; BLOCK_LEN],
+                    len: 0,
+                })
+                .collect(),
+            merged: Candidates {
+                docs: Vec::with_capacity(lists * BLOCK_LEN),
+                lens: Vec::with_capacity(lists * BLOCK_LEN),
+                partials: Vec::with_capacity(lists * BLOCK_LEN),
+                at: vec![0; lists],
+            },
+        }
+    }
+}
+
+impl RangeScan<'_, '_> {
+    /// Scores every essential posting from the candidate up to `upto`, the end of the
+    /// range the block-max test found not skippable, exactly as the candidate loop would
+    /// one document at a time. The range ends within every essential list's decoded
+    /// block, so its postings are all in memory: first every posting's length and score
+    /// at once, list by list; then the lists merged into candidates with their summed
+    /// essential scores; then, for those whose score with the non-essential bounds can
+    /// beat θ, the non-essential probes. Leaves the essential cursors after the range.
+    /// Returns whether a document entered the heap (θ may have moved).
     ///
-    /// θ only rises within the block (the heap's worst), so testing later postings
-    /// against the newest θ drops only what the one-by-one loop would drop too; when a
-    /// push makes the essential list non-essential, the scan stops there.
-    fn scan(
+    /// θ only rises within the range (the heap's worst), so testing later candidates
+    /// against the newest θ drops only what the one-by-one loop would drop too. When a
+    /// push makes an essential list non-essential, the scan stops after that document.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
         &self,
         cursors: &mut [TermCursor<'_>],
         essential_from: usize,
         window: &mut BlockWindow,
         top: &mut TopK,
+        scratch: &mut RangeScratch,
         theta: f64,
         upto: u32,
     ) -> bool {
         let (non_essential, essential) = cursors.split_at_mut(essential_from);
-        let scorer = essential[0].scorer;
-        let (docs, tfs_minus_1) = essential[0].cursor.rest_of_block();
-        let m = docs.partition_point(|&d| d <= upto);
-        let docs = &docs[..m];
-        let mut lens = [0u32; BLOCK_LEN];
-        self.lengths.get_many(docs, &mut lens);
-        let mut scores = [0.0f64; BLOCK_LEN];
-        for ((s, &tf), &len) in scores.iter_mut().zip(&tfs_minus_1[..m]).zip(&lens) {
-            *s = scorer.score(tf.wrapping_add(1), len);
+        for (c, list) in essential.iter().zip(scratch.lists.iter_mut()) {
+            debug_assert_eq!(c.pending, 0, "skip_ranges settles the essential cursors");
+            let (docs, tfs_minus_1) = c.cursor.rest_of_block();
+            let m = docs.partition_point(|&d| d <= upto);
+            list.len = m;
+            list.docs[..m].copy_from_slice(&docs[..m]);
+            self.lengths.get_many(&docs[..m], &mut list.lens);
+            let scorer = c.scorer;
+            for ((s, &tf), &len) in list.scores[..m]
+                .iter_mut()
+                .zip(&tfs_minus_1[..m])
+                .zip(&list.lens)
+            {
+                *s = scorer.score(tf.wrapping_add(1), len);
+            }
         }
+        let merged = &mut scratch.merged;
+        merge_lists(&scratch.lists[..essential.len()], merged);
+
         let (mut theta, mut pushed) = (theta, false);
-        let mut scanned = m;
         let lone_bounds = self.prefix[essential_from];
-        for (i, &doc) in docs.iter().enumerate() {
-            let partial = scores[i];
+        let mut stop = None;
+        for (i, &doc) in merged.docs.iter().enumerate() {
+            let partial = merged.partials[i];
             if (partial + lone_bounds) * SLACK <= theta || self.live.is_deleted(doc) {
                 continue;
             }
-            let len = lens[i];
+            let len = merged.lens[i];
             if !probe_non_essential(non_essential, self.prefix, window, doc, len, partial, theta) {
                 continue;
             }
-            // The exact score, summed in term-byte order as the oracle sums it; the
-            // essential term's share is `partial`, computed as the oracle computes it.
+            // The exact score, summed in term-byte order as the oracle sums it (rare: only
+            // candidates that may enter the heap get here), with every cursor at `doc`.
+            for c in essential.iter_mut() {
+                c.cursor.seek(doc);
+            }
             let mut score = 0.0;
             for &j in self.by_slot {
-                if j == essential_from {
-                    score += partial;
-                } else if let Some(c) = non_essential.get(j)
-                    && c.cursor.doc() == doc
-                {
+                let c = match j.checked_sub(essential_from) {
+                    None => &non_essential[j],
+                    Some(e) => &essential[e],
+                };
+                if c.cursor.doc() == doc {
                     score += c.scorer.score(c.cursor.tf(), len);
                 }
             }
@@ -363,12 +423,57 @@ impl BlockScan<'_, '_> {
             let Some(t) = top.threshold() else { continue };
             theta = theta.max(t);
             if non_essential_count(self.prefix, Some(theta)) > essential_from {
-                scanned = i + 1; // the list is no longer essential: stop here
+                stop = Some(doc); // the essential set changes: stop after this document
                 break;
             }
         }
-        essential[0].cursor.advance_in_block(scanned);
+        let end = stop.unwrap_or(upto);
+        for c in essential.iter_mut() {
+            let past = c.cursor.rest_of_block().0.partition_point(|&d| d <= end);
+            if past > 0 {
+                c.cursor.advance_in_block(past);
+            }
+        }
         pushed
+    }
+}
+
+/// Merges the essential lists' postings in a range into candidates in ascending doc
+/// order, each with the sum of its essential scores (in list order: only pruning reads
+/// it; a pushed score is summed again in term-byte order) and its length.
+fn merge_lists(lists: &[ListBlock], out: &mut Candidates) {
+    out.docs.clear();
+    out.lens.clear();
+    out.partials.clear();
+    if let [only] = lists {
+        out.docs.extend_from_slice(&only.docs[..only.len]);
+        out.lens.extend_from_slice(&only.lens[..only.len]);
+        out.partials.extend_from_slice(&only.scores[..only.len]);
+        return;
+    }
+    let at = &mut out.at[..lists.len()];
+    at.fill(0);
+    loop {
+        let mut doc = TERMINATED;
+        for (list, &i) in lists.iter().zip(at.iter()) {
+            if i < list.len {
+                doc = doc.min(list.docs[i]);
+            }
+        }
+        if doc == TERMINATED {
+            return;
+        }
+        let (mut partial, mut len) = (0.0, 0);
+        for (list, i) in lists.iter().zip(at.iter_mut()) {
+            if *i < list.len && list.docs[*i] == doc {
+                partial += list.scores[*i];
+                len = list.lens[*i];
+                *i += 1;
+            }
+        }
+        out.docs.push(doc);
+        out.lens.push(len);
+        out.partials.push(partial);
     }
 }
 
