@@ -224,6 +224,7 @@ pub(crate) fn top_k(
                     &mut top,
                     &mut scratch,
                     t,
+                    doc,
                     upto,
                 ) {
                     theta = threshold(&top);
@@ -300,23 +301,23 @@ struct RangeScan<'s, 'a> {
     base: u64,
 }
 
+/// The widest run of doc ids several essential lists are merged over at once: their
+/// scores are summed in a dense array this long (16 KiB of f64, 8 KiB of lengths: within
+/// the first-level cache beside the blocks), and a longer range is scanned in pieces.
+const DENSE_WIDTH: usize = 2048;
+
 /// Buffers a [`RangeScan`] reuses from range to range: one block's worth of postings per
-/// essential list, and the candidates they merge into.
+/// essential list, and the dense sums several lists are merged into.
 struct RangeScratch {
     /// Per essential list (in cursor order): its postings in the range, their lengths
     /// and scores, and how many there are.
     lists: Vec<ListBlock>,
-    merged: Candidates,
-}
-
-/// The essential lists' postings in a range, merged: each document once, ascending.
-struct Candidates {
-    docs: Vec<u32>,
-    lens: Vec<u32>,
-    /// The sum of the document's essential scores.
-    partials: Vec<f64>,
-    /// Where the merge stands in each list.
-    at: Vec<usize>,
+    /// Indexed by doc − the range's start: the sum of the essential scores so far (0.0
+    /// wherever `seen` is clear: reset as each candidate is read) and the length.
+    sums: Box<[f64; DENSE_WIDTH]>,
+    lens: Box<[u32; DENSE_WIDTH]>,
+    /// Which offsets have a posting in some essential list.
+    seen: [u64; DENSE_WIDTH / 64],
 }
 
 struct ListBlock {
@@ -337,24 +338,40 @@ impl RangeScratch {
                     len: 0,
                 })
                 .collect(),
-            merged: Candidates {
-                docs: Vec::with_capacity(lists * BLOCK_LEN),
-                lens: Vec::with_capacity(lists * BLOCK_LEN),
-                partials: Vec::with_capacity(lists * BLOCK_LEN),
-                at: vec![0; lists],
-            },
+            sums: Box::new([0.0; DENSE_WIDTH]),
+            lens: Box::new([0; DENSE_WIDTH]),
+            seen: [0; DENSE_WIDTH / 64],
         }
     }
 }
 
+/// Whether the scan goes on after a candidate.
+enum Next {
+    Go,
+    /// A push made an essential list non-essential: the scan stops after this document.
+    Stop,
+}
+
+/// The mutable state of one [`RangeScan::run`], for [`RangeScan::candidate`].
+struct Pass<'p, 'c> {
+    non_essential: &'p mut [TermCursor<'c>],
+    essential: &'p mut [TermCursor<'c>],
+    window: &'p mut BlockWindow,
+    top: &'p mut TopK,
+    theta: f64,
+    pushed: bool,
+}
+
 impl RangeScan<'_, '_> {
-    /// Scores every essential posting from the candidate up to `upto`, the end of the
-    /// range the block-max test found not skippable, exactly as the candidate loop would
-    /// one document at a time. The range ends within every essential list's decoded
-    /// block, so its postings are all in memory: first every posting's length and score
-    /// at once, list by list; then the lists merged into candidates with their summed
-    /// essential scores; then, for those whose score with the non-essential bounds can
-    /// beat θ, the non-essential probes. Leaves the essential cursors after the range.
+    /// Scores every essential posting from `from` (the essential cursors' first position)
+    /// up to `upto`, the end of the range the block-max test found not skippable, exactly
+    /// as the candidate loop would one document at a time; several lists only up to
+    /// [`DENSE_WIDTH`] doc ids, the rest being scored by the next call. The range ends
+    /// within every essential list's decoded block, so its postings are all in memory:
+    /// first every posting's length and score, list by list; then each candidate's summed
+    /// essential score (a lone list is read as it is, several are summed in a dense
+    /// array); then, for candidates whose score with the non-essential bounds can beat
+    /// θ, the non-essential probes. Leaves the essential cursors after what was scanned.
     /// Returns whether a document entered the heap (θ may have moved).
     ///
     /// θ only rises within the range (the heap's worst), so testing later candidates
@@ -369,9 +386,16 @@ impl RangeScan<'_, '_> {
         top: &mut TopK,
         scratch: &mut RangeScratch,
         theta: f64,
+        from: u32,
         upto: u32,
     ) -> bool {
         let (non_essential, essential) = cursors.split_at_mut(essential_from);
+        let lone = essential.len() == 1;
+        let upto = if lone {
+            upto
+        } else {
+            upto.min(from.saturating_add(DENSE_WIDTH as u32 - 1))
+        };
         for (c, list) in essential.iter().zip(scratch.lists.iter_mut()) {
             debug_assert_eq!(c.pending, 0, "skip_ranges settles the essential cursors");
             let (docs, tfs_minus_1) = c.cursor.rest_of_block();
@@ -388,92 +412,117 @@ impl RangeScan<'_, '_> {
                 *s = scorer.score(tf.wrapping_add(1), len);
             }
         }
-        let merged = &mut scratch.merged;
-        merge_lists(&scratch.lists[..essential.len()], merged);
-
-        let (mut theta, mut pushed) = (theta, false);
-        let lone_bounds = self.prefix[essential_from];
+        let mut pass = Pass {
+            non_essential,
+            essential,
+            window,
+            top,
+            theta,
+            pushed: false,
+        };
+        let lists = &scratch.lists[..pass.essential.len()];
         let mut stop = None;
-        for (i, &doc) in merged.docs.iter().enumerate() {
-            let partial = merged.partials[i];
-            if (partial + lone_bounds) * SLACK <= theta || self.live.is_deleted(doc) {
-                continue;
-            }
-            let len = merged.lens[i];
-            if !probe_non_essential(non_essential, self.prefix, window, doc, len, partial, theta) {
-                continue;
-            }
-            // The exact score, summed in term-byte order as the oracle sums it (rare: only
-            // candidates that may enter the heap get here), with every cursor at `doc`.
-            for c in essential.iter_mut() {
-                c.cursor.seek(doc);
-            }
-            let mut score = 0.0;
-            for &j in self.by_slot {
-                let c = match j.checked_sub(essential_from) {
-                    None => &non_essential[j],
-                    Some(e) => &essential[e],
-                };
-                if c.cursor.doc() == doc {
-                    score += c.scorer.score(c.cursor.tf(), len);
+        if lone {
+            let list = &lists[0];
+            for i in 0..list.len {
+                let doc = list.docs[i];
+                if let Next::Stop = self.candidate(&mut pass, doc, list.scores[i], list.lens[i]) {
+                    stop = Some(doc);
+                    break;
                 }
             }
-            top.push(score, self.base + doc as u64);
-            pushed = true;
-            let Some(t) = top.threshold() else { continue };
-            theta = theta.max(t);
-            if non_essential_count(self.prefix, Some(theta)) > essential_from {
-                stop = Some(doc); // the essential set changes: stop after this document
-                break;
+        } else {
+            // Every doc here is in from..=upto, within DENSE_WIDTH of `from`.
+            for list in lists {
+                for i in 0..list.len {
+                    let at = (list.docs[i] - from) as usize;
+                    scratch.sums[at] += list.scores[i];
+                    scratch.lens[at] = list.lens[i];
+                    scratch.seen[at / 64] |= 1 << (at % 64);
+                }
+            }
+            let words = (upto - from) as usize / 64 + 1;
+            'words: for w in 0..words {
+                let mut bits = std::mem::take(&mut scratch.seen[w]);
+                while bits != 0 {
+                    let at = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let partial = std::mem::take(&mut scratch.sums[at]);
+                    let doc = from + at as u32;
+                    if let Next::Stop = self.candidate(&mut pass, doc, partial, scratch.lens[at]) {
+                        stop = Some(doc);
+                        // Leave the buffers clear for the next range.
+                        for v in w..words {
+                            let mut rest = if v == w {
+                                bits
+                            } else {
+                                std::mem::take(&mut scratch.seen[v])
+                            };
+                            while rest != 0 {
+                                scratch.sums[v * 64 + rest.trailing_zeros() as usize] = 0.0;
+                                rest &= rest - 1;
+                            }
+                        }
+                        break 'words;
+                    }
+                }
             }
         }
         let end = stop.unwrap_or(upto);
-        for c in essential.iter_mut() {
+        for c in pass.essential.iter_mut() {
             let past = c.cursor.rest_of_block().0.partition_point(|&d| d <= end);
             if past > 0 {
                 c.cursor.advance_in_block(past);
             }
         }
-        pushed
+        pass.pushed
     }
-}
 
-/// Merges the essential lists' postings in a range into candidates in ascending doc
-/// order, each with the sum of its essential scores (in list order: only pruning reads
-/// it; a pushed score is summed again in term-byte order) and its length.
-fn merge_lists(lists: &[ListBlock], out: &mut Candidates) {
-    out.docs.clear();
-    out.lens.clear();
-    out.partials.clear();
-    if let [only] = lists {
-        out.docs.extend_from_slice(&only.docs[..only.len]);
-        out.lens.extend_from_slice(&only.lens[..only.len]);
-        out.partials.extend_from_slice(&only.scores[..only.len]);
-        return;
-    }
-    let at = &mut out.at[..lists.len()];
-    at.fill(0);
-    loop {
-        let mut doc = TERMINATED;
-        for (list, &i) in lists.iter().zip(at.iter()) {
-            if i < list.len {
-                doc = doc.min(list.docs[i]);
+    /// One candidate with its summed essential score: dropped if it cannot beat θ with
+    /// the non-essential terms, else pushed with its exact score.
+    #[inline(always)]
+    fn candidate(&self, pass: &mut Pass<'_, '_>, doc: u32, partial: f64, len: u32) -> Next {
+        let essential_from = pass.non_essential.len();
+        if (partial + self.prefix[essential_from]) * SLACK <= pass.theta
+            || self.live.is_deleted(doc)
+        {
+            return Next::Go;
+        }
+        if !probe_non_essential(
+            pass.non_essential,
+            self.prefix,
+            pass.window,
+            doc,
+            len,
+            partial,
+            pass.theta,
+        ) {
+            return Next::Go;
+        }
+        // The exact score, summed in term-byte order as the oracle sums it (rare: only
+        // candidates that may enter the heap get here), with every cursor at `doc`.
+        for c in pass.essential.iter_mut() {
+            c.cursor.seek(doc);
+        }
+        let mut score = 0.0;
+        for &j in self.by_slot {
+            let c = match j.checked_sub(essential_from) {
+                None => &pass.non_essential[j],
+                Some(e) => &pass.essential[e],
+            };
+            if c.cursor.doc() == doc {
+                score += c.scorer.score(c.cursor.tf(), len);
             }
         }
-        if doc == TERMINATED {
-            return;
-        }
-        let (mut partial, mut len) = (0.0, 0);
-        for (list, i) in lists.iter().zip(at.iter_mut()) {
-            if *i < list.len && list.docs[*i] == doc {
-                partial += list.scores[*i];
-                len = list.lens[*i];
-                *i += 1;
+        pass.top.push(score, self.base + doc as u64);
+        pass.pushed = true;
+        if let Some(t) = pass.top.threshold() {
+            pass.theta = pass.theta.max(t);
+            if non_essential_count(self.prefix, Some(pass.theta)) > essential_from {
+                return Next::Stop;
             }
         }
-        out.docs.push(doc);
-        out.lens.push(len);
-        out.partials.push(partial);
+        Next::Go
     }
 }
 
