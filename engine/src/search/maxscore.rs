@@ -167,7 +167,8 @@ pub(crate) fn top_k(
         // essential set it was tested against; `None`: test the next candidate.
         let mut checked: Option<(u32, f64, usize)> = None;
         let mut window = BlockWindow::EMPTY;
-        let mut scratch = RangeScratch::new(n);
+        // Made on the first range scanned: a query whose heap never fills needs none.
+        let mut scratch: Option<RangeScratch> = None;
 
         while essential_from < n {
             let doc = cursors[essential_from..]
@@ -222,7 +223,7 @@ pub(crate) fn top_k(
                     essential_from,
                     &mut window,
                     &mut top,
-                    &mut scratch,
+                    scratch.get_or_insert_with(|| RangeScratch::new(n)),
                     t,
                     doc,
                     upto,
@@ -312,10 +313,16 @@ struct RangeScratch {
     /// Per essential list (in cursor order): its postings in the range, their lengths
     /// and scores, and how many there are.
     lists: Vec<ListBlock>,
-    /// Indexed by doc − the range's start: the sum of the essential scores so far (0.0
-    /// wherever `seen` is clear: reset as each candidate is read) and the length.
-    sums: Box<[f64; DENSE_WIDTH]>,
-    lens: Box<[u32; DENSE_WIDTH]>,
+    /// Made on the first range with several essential lists: 24 KiB to zero was a tenth
+    /// of a two-rare-word query that never needs it.
+    dense: Option<Box<DenseSums>>,
+}
+
+/// Indexed by doc − the range's start: the sum of the essential scores so far (0.0
+/// wherever `seen` is clear: reset as each candidate is read) and the length.
+struct DenseSums {
+    sums: [f64; DENSE_WIDTH],
+    lens: [u32; DENSE_WIDTH],
     /// Which offsets have a posting in some essential list.
     seen: [u64; DENSE_WIDTH / 64],
 }
@@ -338,9 +345,7 @@ impl RangeScratch {
                     len: 0,
                 })
                 .collect(),
-            sums: Box::new([0.0; DENSE_WIDTH]),
-            lens: Box::new([0; DENSE_WIDTH]),
-            seen: [0; DENSE_WIDTH / 64],
+            dense: None,
         }
     }
 }
@@ -432,6 +437,13 @@ impl RangeScan<'_, '_> {
                 }
             }
         } else {
+            let scratch = scratch.dense.get_or_insert_with(|| {
+                Box::new(DenseSums {
+                    sums: [0.0; DENSE_WIDTH],
+                    lens: [0; DENSE_WIDTH],
+                    seen: [0; DENSE_WIDTH / 64],
+                })
+            });
             // Every doc here is in from..=upto, within DENSE_WIDTH of `from`.
             for list in lists {
                 for i in 0..list.len {
