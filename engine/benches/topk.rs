@@ -1,5 +1,6 @@
-//! Top-10 per query class (1-2 terms, 3-5, 6+, and a frequent word with rare ones) on a
-//! generated Zipf corpus, pruned (block-max MaxScore) against the exhaustive oracle.
+//! Top-10 per query class (1-2 terms, 3-5, 6+, a frequent word with rare ones, and two
+//! co-occurring mid-frequency words) on a generated Zipf corpus, pruned (block-max
+//! MaxScore) against the exhaustive oracle.
 //! `cargo bench -p heddle --bench topk`.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -31,7 +32,11 @@ fn corpus(docs: usize) -> Vec<Document> {
             // Nine documents in ten cite "wx" once every 12 words, so its tf grows with
             // the length, as "webster" does in a dictionary (the class of issue 14).
             let cites = uniform() < 0.9;
-            let text: Vec<String> = (0..len)
+            // One document in eight carries both "wa" and "wb" once, one in twenty only
+            // "wa": two mid-frequency words that co-occur, as "syn" and "zool" do in
+            // GCIDE (the `mixed` class that stayed slowest against tantivy).
+            let pair = uniform();
+            let mut text: Vec<String> = (0..len)
                 .map(|j| {
                     let u = uniform();
                     if cites && j % 12 == 0 {
@@ -40,6 +45,11 @@ fn corpus(docs: usize) -> Vec<Document> {
                     format!("w{}", cdf.partition_point(|&c| c < u))
                 })
                 .collect();
+            if pair < 0.125 {
+                text.extend(["wa".to_string(), "wb".to_string()]);
+            } else if pair < 0.175 {
+                text.push("wa".to_string());
+            }
             Document::new(format!("d{i}"), "", text.join(" "))
         })
         .collect()
@@ -83,6 +93,7 @@ fn topk(c: &mut Criterion) {
             "frequent+rare",
             vec!["wx w5000", "wx w9000 w12000", "wx w3000", "wx w15000 w7000"],
         ),
+        ("co-occurring", vec!["wa wb", "wb wa w40", "wa wb w3"]),
     ];
     let opts = SearchOptions::default();
     let mut group = c.benchmark_group("top10");

@@ -36,7 +36,7 @@ fn zipf_word(u: f64) -> &'static str {
 /// and sometimes of any length with the most frequent word once every few words, so its
 /// tf grows with the length (as "webster" does in a dictionary: the documents whose
 /// largest tf and smallest length sit in different postings, which the block bounds of
-/// formats before 7 paired).
+/// formats before 7 paired); and sometimes short with the pair [`MID_PAIR`] in it.
 fn document_words() -> impl Strategy<Value = Vec<f64>> {
     prop_oneof![
         8 => prop::collection::vec(0.0f64..1.0, 0..40),
@@ -52,7 +52,26 @@ fn document_words() -> impl Strategy<Value = Vec<f64>> {
                 rest.extend(std::iter::repeat_n(u, n));
                 rest
             }),
+        2 => prop::collection::vec(0.0f64..1.0, 0..30).prop_map(|mut w| {
+            w.extend([MID_PAIR[0], MID_PAIR[1]].map(draw_of));
+            w
+        }),
     ]
+}
+
+/// Two mid-frequency words that the corpus puts together in many short documents, as
+/// GCIDE's entries pair "syn" and "zool": close bounds, nearly every block of both able
+/// to reach θ, the class the block-at-a-time range scan was built for.
+const MID_PAIR: [usize; 2] = [9, 12];
+
+/// A uniform draw that `zipf_word` turns into `VOCAB[i]`.
+fn draw_of(i: usize) -> f64 {
+    let weights: Vec<f64> = (0..VOCAB.len())
+        .map(|j| 1.0 / ((j + 1) as f64).powf(1.1))
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let below: f64 = weights[..i].iter().sum::<f64>() / total;
+    below + weights[i] / total / 2.0
 }
 
 fn corpus() -> impl Strategy<Value = Vec<Document>> {
@@ -69,13 +88,18 @@ fn corpus() -> impl Strategy<Value = Vec<Document>> {
 
 /// Any words, or the class behind the tail of issue 14: the most frequent word with one
 /// or two rare ones (only rare terms can lift θ above the frequent term's bound, so
-/// pruning lives on its block bounds).
+/// pruning lives on its block bounds); or the co-occurring pair [`MID_PAIR`], alone or
+/// with another word.
 fn query() -> impl Strategy<Value = String> {
     let rare = VOCAB.len() - 8..VOCAB.len();
     prop_oneof![
         3 => prop::collection::vec(0..VOCAB.len(), 1..8),
         1 => prop::collection::vec(rare, 1..3).prop_map(|mut ws| {
             ws.insert(0, 0);
+            ws
+        }),
+        1 => prop::collection::vec(0..VOCAB.len(), 0..2).prop_map(|mut ws| {
+            ws.extend(MID_PAIR);
             ws
         }),
     ]
@@ -85,6 +109,13 @@ fn query() -> impl Strategy<Value = String> {
             .collect::<Vec<_>>()
             .join(" ")
     })
+}
+
+#[test]
+fn the_mid_pair_draws_give_its_two_words() {
+    for i in MID_PAIR {
+        assert_eq!(zipf_word(draw_of(i)), VOCAB[i]);
+    }
 }
 
 fn check(docs: &[Document], segments: usize, queries: &[String], k: usize, bm25: Bm25Params) {
