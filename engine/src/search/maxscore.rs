@@ -444,10 +444,12 @@ impl RangeScan<'_, '_> {
                     seen: [0; DENSE_WIDTH / 64],
                 })
             });
-            // Every doc here is in from..=upto, within DENSE_WIDTH of `from`.
+            // Every doc here is in from..=upto, within DENSE_WIDTH of `from`: decoded
+            // blocks strictly increase from the cursor's doc on. The clamp only keeps a
+            // broken invariant from panicking.
             for list in lists {
                 for i in 0..list.len {
-                    let at = (list.docs[i] - from) as usize;
+                    let at = (list.docs[i].wrapping_sub(from) as usize).min(DENSE_WIDTH - 1);
                     scratch.sums[at] += list.scores[i];
                     scratch.lens[at] = list.lens[i];
                     scratch.seen[at / 64] |= 1 << (at % 64);
