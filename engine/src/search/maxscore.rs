@@ -313,8 +313,8 @@ struct RangeScratch {
     /// Per essential list (in cursor order): its postings in the range, their lengths
     /// and scores, and how many there are.
     lists: Vec<ListBlock>,
-    /// Made on the first range with several essential lists: 24 KiB to zero was a tenth
-    /// of a two-rare-word query that never needs it.
+    /// Made on the first range with several essential lists: a query whose ranges all
+    /// have one never zeroes its 24 KiB.
     dense: Option<Box<DenseSums>>,
 }
 
