@@ -661,8 +661,6 @@ fn non_essential_count(prefix: &[f64], theta: Option<f64>) -> usize {
         .count()
 }
 
-/// Adds the non-essential terms' scores for `doc`, highest bound first, and returns
-/// whether the document can still beat `theta`.
 /// The non-essential lists' summed block bounds, valid for every doc up to `end` while
 /// the same lists are non-essential: a block's bound covers every doc in its range,
 /// whether or not the cursor has since moved past it, so consecutive candidates in the
@@ -681,6 +679,8 @@ impl BlockWindow {
     };
 }
 
+/// Adds the non-essential terms' scores for `doc`, highest bound first, and returns
+/// whether the document can still beat `theta`.
 #[allow(clippy::too_many_arguments)]
 fn check_non_essential(
     cursors: &mut [TermCursor<'_>],
