@@ -8,6 +8,7 @@
 mod check;
 mod failpoint;
 mod gc;
+mod ids;
 mod manifest;
 mod merge;
 mod merge_policy;
