@@ -256,6 +256,7 @@ fn background_merges_bound_the_segment_count_without_changing_results() {
     w.set_merge_policy(MergePolicy {
         max_segments: 3,
         merge_factor: 2,
+        ..MergePolicy::default()
     });
     for chunk in docs.chunks(20) {
         for d in chunk {
@@ -419,6 +420,7 @@ fn readers_see_commits_whole_while_a_writer_loops() {
     w.set_merge_policy(MergePolicy {
         max_segments: 4,
         merge_factor: 3,
+        ..MergePolicy::default()
     });
     for b in 0..batches {
         for i in 0..batch {

@@ -81,6 +81,7 @@ fn writer_merges_and_two_readers_agree_on_every_commit() {
     writer.set_merge_policy(MergePolicy {
         max_segments: 4,
         merge_factor: 3,
+        ..MergePolicy::default()
     });
     let started = Instant::now();
     let mut b = 0u64;

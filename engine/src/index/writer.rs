@@ -25,8 +25,8 @@ use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
 use crate::segment::{
-    CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress, SegmentMeta,
-    SegmentReader, build_segment, segment_name,
+    BuiltSegment, CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress,
+    SegmentMeta, SegmentReader, build_segment, segment_name,
 };
 
 /// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
@@ -35,8 +35,13 @@ pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 << 20;
 
 /// What a segment build holds beyond its documents, per byte of them, until the first
 /// flush measures it (see [`IndexWriter::set_memory_budget`]): above the ratios measured
-/// on synthetic and GCIDE text (docs/DECISIONS.md), so that the first flush is not late.
-const INITIAL_BUILD_RATIO: f64 = 1.5;
+/// (docs/DECISIONS.md), so that the first flush comes early rather than late.
+const INITIAL_BUILD_RATIO: f64 = 2.5;
+
+/// The smallest memory budget: below it a build's fixed costs (each field's maps, each
+/// file's buffers) outweigh the documents, the measured ratio grows as segments shrink,
+/// and flushes would shrink to a few documents each.
+pub const MIN_MEMORY_BUDGET: usize = 1 << 20;
 
 /// What one commit did and where its time went, phase by phase.
 #[derive(Debug, Clone, Default)]
@@ -95,6 +100,8 @@ pub struct IndexWriter {
     /// this writer measured; `None` before the first.
     build_ratio: Option<f64>,
     high_water: usize,
+    /// A flushed segment's fsync failed: no commit until a rollback.
+    flush_failed: bool,
     /// Phase times of the flushes since the last commit.
     flush_stats: CommitStats,
     policy: MergePolicy,
@@ -171,6 +178,7 @@ impl IndexWriter {
             memory_budget: usize::MAX,
             build_ratio: None,
             high_water: 0,
+            flush_failed: false,
             flush_stats: CommitStats::default(),
             policy: MergePolicy::default(),
             max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
@@ -238,8 +246,9 @@ impl IndexWriter {
     /// and the next flush threshold leaves room for. Beyond the budget: the committed
     /// ids' fingerprints (8 bytes a document), pending deletions' ids, `--reorder bp`'s
     /// graph, merges (which hold their output in memory), and the allocator's own slack.
+    /// Budgets below [`MIN_MEMORY_BUDGET`] are raised to it.
     pub fn set_memory_budget(&mut self, bytes: usize) {
-        self.memory_budget = bytes.max(1);
+        self.memory_budget = bytes.max(MIN_MEMORY_BUDGET);
     }
 
     /// Heap bytes the buffered documents hold now (what the memory budget counts
@@ -450,6 +459,7 @@ impl IndexWriter {
     pub fn rollback(&mut self) {
         self.clear_buffer();
         self.discard_flushed();
+        self.flush_failed = false;
         self.flush_stats = CommitStats::default();
         self.committed_ids.restore_removed();
         self.pending_deletes.clear();
@@ -496,11 +506,38 @@ impl IndexWriter {
     }
 
     /// Builds the buffered documents into a segment, writes and fsyncs its files (no
-    /// manifest names them yet), and frees the buffer. Holds the state lock only to take
-    /// a segment number: the files are this writer's alone until it publishes them.
+    /// manifest names them yet), and frees the buffer. Takes the state lock only for a
+    /// segment number: the files are this writer's alone until it publishes them.
     fn flush(&mut self) -> Result<()> {
-        if self.buffer.is_empty() {
+        let Some(built) = self.build_buffer() else {
             return Ok(());
+        };
+        let dir = self.shared.dir.clone();
+        let observer = self.commit_progress.clone();
+        let t = Instant::now();
+        let report = PhaseReport::start(observer.as_ref(), CommitPhase::Write, 1);
+        let written = self.write_built(built);
+        report.finish();
+        self.flush_stats.write += t.elapsed();
+        let paths = written?;
+        let t = Instant::now();
+        let report = PhaseReport::start(observer.as_ref(), CommitPhase::Fsync, 1);
+        let synced = publish::sync_files(&dir, &paths);
+        report.finish();
+        self.flush_stats.fsync += t.elapsed();
+        if synced.is_err() {
+            // The buffer is freed, so the documents cannot be rebuilt, and a second
+            // fsync may succeed over lost pages: no commit until a rollback.
+            self.flush_failed = true;
+        }
+        synced
+    }
+
+    /// Builds the buffer into a segment (none if it is empty), counting the build's
+    /// heap against the budget and learning its ratio for the next threshold.
+    fn build_buffer(&mut self) -> Option<BuiltSegment> {
+        if self.buffer.is_empty() {
+            return None;
         }
         let analyzer = self.build_analyzer();
         let (name, fields) = {
@@ -528,27 +565,21 @@ impl IndexWriter {
         self.flush_stats.analysis += built.analysis;
         self.flush_stats.reorder += built.reorder;
         self.flush_stats.encoding += built.encoding;
+        Some(built)
+    }
 
+    /// Writes a built segment's files (not fsynced) and makes it a flushed segment of
+    /// the next commit, freeing the buffer it was built from. A failed write removes
+    /// what it wrote and leaves the buffer as it was.
+    fn write_built(&mut self, built: BuiltSegment) -> Result<Vec<PathBuf>> {
         let dir = self.shared.dir.clone();
-        let observer = self.commit_progress.as_ref();
-        let t = Instant::now();
-        let report = PhaseReport::start(observer, CommitPhase::Write, 1);
+        let name = built.meta.name.clone();
         let files: Vec<PathBuf> = built
             .files
             .iter()
             .map(|(c, _)| dir.join(c.file_name(&name)))
             .collect();
-        let written = publish::write_segment_files(&dir, &name, &built.files);
-        report.finish();
-        self.flush_stats.write += t.elapsed();
-        let meta = built.meta.clone();
-        drop(built); // the encoded bytes: the page cache holds them now
-        let t = Instant::now();
-        let report = PhaseReport::start(observer, CommitPhase::Fsync, 1);
-        let synced = written.and_then(|paths| publish::sync_files(&dir, &paths));
-        report.finish();
-        self.flush_stats.fsync += t.elapsed();
-        if let Err(e) = synced {
+        if let Err(e) = publish::write_segment_files(&dir, &name, &built.files) {
             for path in &files {
                 let _ = std::fs::remove_file(path);
             }
@@ -561,13 +592,13 @@ impl IndexWriter {
                 .collect(),
         );
         self.flushed.push(Flushed {
-            meta,
-            files,
+            meta: built.meta,
+            files: files.clone(),
             ids,
             deletes: BTreeSet::new(),
         });
         self.clear_buffer();
-        Ok(())
+        Ok(files)
     }
 
     /// Writes the buffered documents as a last segment, resolves the buffered deletions
@@ -592,20 +623,31 @@ impl IndexWriter {
                 ..CommitStats::default()
             });
         }
+        if self.flush_failed {
+            return Err(Error::InvalidArgument(
+                "a segment written for this commit could not be fsynced; roll back".into(),
+            ));
+        }
         let analyzer = self.build_analyzer();
         // The expensive part, with no lock held.
-        self.flush()?;
+        let last = self.build_buffer();
+
+        // Publication: serialised with merges, invisible to readers until the swap.
+        let dir = self.shared.dir.clone();
+        let observer = self.commit_progress.clone();
+        let observer = observer.as_ref();
+        let state = self.state.clone();
+        let mut st = state.lock();
+        let t = Instant::now();
+        let report = PhaseReport::start(observer, CommitPhase::Write, 1);
+        if let Some(built) = last {
+            // From here a failed commit keeps it as a flushed segment, like the others.
+            self.write_built(built)?;
+        }
         let mut stats = CommitStats {
             docs: self.flushed.iter().map(|f| f.meta.doc_count as usize).sum(),
             ..self.flush_stats.clone()
         };
-
-        // Publication: serialised with merges, invisible to readers until the swap.
-        let dir = self.shared.dir.clone();
-        let observer = self.commit_progress.as_ref();
-        let mut st = self.state.lock();
-        let t = Instant::now();
-        let report = PhaseReport::start(observer, CommitPhase::Write, 1);
         let current = self.shared.current.read().clone();
         let mut next = match &self.reset {
             Some(r) => Manifest {
@@ -689,8 +731,10 @@ impl IndexWriter {
         stats.write += t.elapsed();
         st.check(Failpoint::AfterSegmentWrite)?;
 
-        // The flushed segments' files were fsynced when written; what is new here are
-        // the delete files (and the directory entries naming them).
+        // Every file the manifest will name for the first time: the segments flushed
+        // earlier were fsynced then (a second fsync of a clean file costs little), the
+        // last one and the delete files now.
+        paths.extend(self.flushed.iter().flat_map(|f| f.files.iter().cloned()));
         let t = Instant::now();
         let report = PhaseReport::start(observer, CommitPhase::Fsync, 1);
         publish::sync_files(&dir, &paths)?;

@@ -21,6 +21,10 @@ pub struct CrashWriterArgs {
     /// Documents per batch.
     #[arg(long, default_value_t = 20)]
     pub batch: usize,
+    /// The writer's memory budget in bytes (0: none): a small one writes segments
+    /// between commits, so that kills land between flushes too.
+    #[arg(long, default_value_t = 0)]
+    pub memory_bytes: usize,
     /// Stop after this many batches (0: never; the test kills the process).
     #[arg(long, default_value_t = 0)]
     pub batches: u64,
@@ -33,7 +37,11 @@ pub fn run(args: &CrashWriterArgs) -> anyhow::Result<()> {
     writer.set_merge_policy(MergePolicy {
         max_segments: 4,
         merge_factor: 3,
+        ..MergePolicy::default()
     });
+    if args.memory_bytes > 0 {
+        writer.set_memory_budget(args.memory_bytes);
+    }
     // Batches commit whole and in order, so the committed ones are 0..n.
     let first = index.num_docs() / args.batch as u64;
     let mut log = std::fs::OpenOptions::new()
