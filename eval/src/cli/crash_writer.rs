@@ -25,6 +25,9 @@ pub struct CrashWriterArgs {
     /// between commits, so that kills land between flushes too.
     #[arg(long, default_value_t = 0)]
     pub memory_bytes: usize,
+    /// Words of filler added to each document, so that a batch can outgrow the budget.
+    #[arg(long, default_value_t = 0)]
+    pub pad_words: usize,
     /// Stop after this many batches (0: never; the test kills the process).
     #[arg(long, default_value_t = 0)]
     pub batches: u64,
@@ -52,10 +55,13 @@ pub fn run(args: &CrashWriterArgs) -> anyhow::Result<()> {
     let mut b = first;
     while args.batches == 0 || b < first + args.batches {
         for i in 0..args.batch {
-            let text = format!(
+            let mut text = format!(
                 "every batch{b} item{i} words to index {}",
                 "filler ".repeat(i % 7)
             );
+            for k in 0..args.pad_words {
+                text.push_str(&format!(" pad{}", (b as usize * 31 + i * 7 + k) % 5000));
+            }
             writer.add(Document::new(
                 format!("b{b}-{i}"),
                 format!("batch {b}"),
