@@ -23,7 +23,7 @@ fn doc(i: usize) -> Document {
     let mut words: Vec<String> = (0..n)
         .map(|j| WORDS[(i * 7 + j * j * 3 + j) % WORDS.len()].to_string())
         .collect();
-    if i % 7 == 0 {
+    if i.is_multiple_of(7) {
         words.push(format!("rare{i}"));
     }
     Document::new(

@@ -92,7 +92,7 @@ fn writer_merges_and_two_readers_agree_on_every_commit() {
     while started.elapsed() < Duration::from_secs(secs) {
         for i in 0..BATCH {
             let mut text = format!("every batch{b} word{i}");
-            if b % 3 == 0 {
+            if b.is_multiple_of(3) {
                 // About 40 KB: ten of them outgrow a flush of the smallest budget.
                 for k in 0..5_000 {
                     text.push_str(&format!(" pad{}", (k * 7 + i) % 3_000));
