@@ -44,7 +44,7 @@ pub use error::{Error, Result};
 pub use field::{Field, FieldCounts};
 pub use index::{
     CheckReport, CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, Failpoint, Index, IndexSettings,
-    IndexWriter, MergePolicy, MergeStats, check_index,
+    IndexWriter, MIN_MEMORY_BUDGET, MergePolicy, MergeStats, check_index,
 };
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
 pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};

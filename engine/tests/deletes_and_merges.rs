@@ -256,6 +256,7 @@ fn background_merges_bound_the_segment_count_without_changing_results() {
     w.set_merge_policy(MergePolicy {
         max_segments: 3,
         merge_factor: 2,
+        ..MergePolicy::default()
     });
     for chunk in docs.chunks(20) {
         for d in chunk {
@@ -310,6 +311,8 @@ fn index_with_deletes(dir: &Path) -> Index {
     let docs: Vec<Document> = (0..200).map(doc).collect();
     let index = build(dir, &docs, 50);
     let mut w = index.writer().unwrap();
+    // Four segments of level 0 would merge in the background (the log policy).
+    w.set_background_merges(false);
     for i in (0..200).step_by(7) {
         w.delete(&format!("doc{i}"));
     }
@@ -419,6 +422,7 @@ fn readers_see_commits_whole_while_a_writer_loops() {
     w.set_merge_policy(MergePolicy {
         max_segments: 4,
         merge_factor: 3,
+        ..MergePolicy::default()
     });
     for b in 0..batches {
         for i in 0..batch {

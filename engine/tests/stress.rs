@@ -1,6 +1,8 @@
 //! Concurrency stress: a writer adds, deletes and commits in a loop while background
 //! merges run and two readers search. Asserts that no deleted document is returned by a
-//! snapshot that includes its delete, and that counts only move in whole commits.
+//! snapshot that includes its delete, and that counts only move in whole commits. Every
+//! third batch is large enough for the writer's smallest memory budget to flush it in
+//! several segments, so that commits of many segments run beside merges and readers.
 //!
 //! Runs for `HEDDLE_STRESS_SECS` seconds (default 3; `make stress` runs longer).
 
@@ -78,20 +80,26 @@ fn writer_merges_and_two_readers_agree_on_every_commit() {
         .collect();
 
     let mut writer = index.writer().unwrap();
+    writer.set_memory_budget(heddle::MIN_MEMORY_BUDGET);
+    let mut most_segments = 0;
     writer.set_merge_policy(MergePolicy {
         max_segments: 4,
         merge_factor: 3,
+        ..MergePolicy::default()
     });
     let started = Instant::now();
     let mut b = 0u64;
     while started.elapsed() < Duration::from_secs(secs) {
         for i in 0..BATCH {
+            let mut text = format!("every batch{b} word{i}");
+            if b.is_multiple_of(3) {
+                // About 40 KB: ten of them outgrow a flush of the smallest budget.
+                for k in 0..5_000 {
+                    text.push_str(&format!(" pad{}", (k * 7 + i) % 3_000));
+                }
+            }
             writer
-                .add(Document::new(
-                    format!("b{b}-{i}"),
-                    "",
-                    format!("every batch{b} word{i}"),
-                ))
+                .add(Document::new(format!("b{b}-{i}"), "", text))
                 .unwrap();
         }
         if b >= LAG {
@@ -100,6 +108,7 @@ fn writer_merges_and_two_readers_agree_on_every_commit() {
             }
         }
         let stats = writer.commit().unwrap();
+        most_segments = most_segments.max(stats.segments.len());
         let deleted_below = if b >= LAG { b - LAG + 1 } else { 0 };
         log.lock().unwrap().insert(stats.generation, deleted_below);
         b += 1;
@@ -112,5 +121,9 @@ fn writer_merges_and_two_readers_agree_on_every_commit() {
         "{checks} reader checks over {b} commits"
     );
     assert_eq!(index.num_docs(), LAG * BATCH as u64);
+    assert!(
+        most_segments > 1,
+        "no commit published more than one segment"
+    );
     assert!(heddle::check_index(dir.path()).is_ok());
 }

@@ -379,3 +379,77 @@ fn index_and_add_name_each_commit_phase_on_stderr() {
         "{stderr}"
     );
 }
+
+/// `n` documents of about 1.5 KB from `first` on: enough, by the hundred, to fill the
+/// smallest memory budget several times.
+fn long_docs(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| {
+            let words: Vec<String> = (0..200)
+                .map(|j| format!("w{}", (i * 7 + j) % 900))
+                .collect();
+            format!(
+                "{{\"_id\":\"d{i}\",\"title\":\"t{i}\",\"text\":\"covid {}\"}}\n",
+                words.join(" ")
+            )
+        })
+        .collect()
+}
+
+/// `--memory-mb` makes `index` and `add` write several segments and publish them in one
+/// commit; `--merge-to` merges them down after and says how long that took.
+#[test]
+fn a_memory_budget_commits_several_segments_and_merge_to_merges_them() {
+    let f = Fixture::new();
+    std::fs::write(f.root.join("corpus/corpus.jsonl"), long_docs(0, 1500)).unwrap();
+    let idx = f.path("idx");
+    let out = ok(&[
+        "index",
+        "--corpus",
+        &f.path("corpus"),
+        "--index",
+        &idx,
+        "--memory-mb",
+        "1",
+    ]);
+    let segments: usize = out
+        .split(" segments committed at once")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no segment count in:\n{out}"));
+    assert!(segments > 1, "{out}");
+    assert!(out.contains("(budget 1 MiB)"), "{out}");
+    let index = heddle::Index::open(&idx).unwrap();
+    assert_eq!(index.segments().len(), segments);
+    assert_eq!(index.num_docs(), 1500);
+
+    std::fs::write(f.root.join("more.jsonl"), long_docs(1500, 1500)).unwrap();
+    let out = ok(&[
+        "add",
+        "--index",
+        &idx,
+        "--docs",
+        &f.path("more.jsonl"),
+        "--memory-mb",
+        "1",
+    ]);
+    assert!(out.contains("added 1,500 documents"), "{out}");
+    assert_eq!(heddle::Index::open(&idx).unwrap().num_docs(), 3000);
+
+    let out = ok(&[
+        "index",
+        "--corpus",
+        &f.path("corpus"),
+        "--index",
+        &idx,
+        "--force",
+        "--memory-mb",
+        "1",
+        "--merge-to",
+        "1",
+    ]);
+    assert!(out.contains("merged to 1 segment in "), "{out}");
+    let index = heddle::Index::open(&idx).unwrap();
+    assert_eq!((index.segments().len(), index.num_docs()), (1, 1500));
+}

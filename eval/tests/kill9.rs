@@ -3,7 +3,13 @@
 //! full consistency check, and hold exactly the batches the child logged as committed,
 //! plus possibly the one in flight: whole, never in part.
 //!
-//! `HEDDLE_KILLS` sets the number of kills (default 50; `make stress` runs 1,000).
+//! The second test gives the writer a small memory budget and batches larger than it, so
+//! that each commit publishes several segments written before it, and kills land
+//! between those flushes too: a flushed segment must never become visible on its own,
+//! and the next writer must remove its files.
+//!
+//! `HEDDLE_KILLS` sets the number of kills (default 50, and 20 with flushes; `make
+//! stress` runs 1,000).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -62,12 +68,80 @@ fn logged(log: &Path) -> BTreeSet<u64> {
         .collect()
 }
 
+fn seg_files(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("seg-"))
+        .collect()
+}
+
+fn named_files(index: &Index) -> BTreeSet<String> {
+    index.segments().iter().flat_map(|s| s.files()).collect()
+}
+
 #[test]
 fn sigkill_at_random_moments_never_loses_or_splits_a_commit() {
-    let kills: usize = std::env::var("HEDDLE_KILLS")
+    let kills = kills(50);
+    let report = kill_repeatedly(kills, BATCH, &[], 5..205);
+    // The kills must land among commits, not only during start-up.
+    assert!(
+        report.committed_batches >= kills / 2,
+        "only {} batches committed in {kills} runs",
+        report.committed_batches
+    );
+}
+
+#[test]
+fn sigkill_between_flushes_of_one_commit_never_publishes_part_of_it() {
+    let kills = kills(20);
+    // About 300 KB a batch of 100: several flushes of a 1 MiB budget's share each.
+    let report = kill_repeatedly(
+        kills,
+        FLUSHING_BATCH,
+        &[
+            "--memory-bytes",
+            &heddle::MIN_MEMORY_BUDGET.to_string(),
+            "--pad-words",
+            "400",
+        ],
+        50..650,
+    );
+    assert!(
+        report.committed_batches >= kills / 4,
+        "only {} batches committed in {kills} runs",
+        report.committed_batches
+    );
+    assert!(
+        report.kills_leaving_flushed >= kills / 4,
+        "only {} of {kills} kills left flushed, unpublished segments",
+        report.kills_leaving_flushed
+    );
+}
+
+const FLUSHING_BATCH: usize = 100;
+
+fn kills(default: usize) -> usize {
+    std::env::var("HEDDLE_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(50);
+        .unwrap_or(default)
+}
+
+struct KillReport {
+    committed_batches: usize,
+    /// Kills after which segment files no manifest names were on disk.
+    kills_leaving_flushed: usize,
+}
+
+/// Runs the crash writer with `extra` arguments and kills it `kills` times, each after
+/// a delay drawn from `delays` (ms), checking the index after every kill.
+fn kill_repeatedly(
+    kills: usize,
+    batch: usize,
+    extra: &[&str],
+    delays: std::ops::Range<u64>,
+) -> KillReport {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("idx");
     let log = tmp.path().join("committed.log");
@@ -75,18 +149,21 @@ fn sigkill_at_random_moments_never_loses_or_splits_a_commit() {
     let mut rng = Lcg(0x5eed);
     let mut unlogged_commits = 0;
     let mut committed_batches = 0;
+    let mut kills_leaving_flushed = 0;
     for kill in 0..kills {
         let mut child = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
             .args(["crash-writer", "--index"])
             .arg(&dir)
             .arg("--log")
             .arg(&log)
-            .args(["--batch", &BATCH.to_string()])
+            .args(["--batch", &batch.to_string()])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(5 + rng.next() % 200));
+        let spread = delays.end - delays.start;
+        std::thread::sleep(Duration::from_millis(delays.start + rng.next() % spread));
         if let Ok(Some(status)) = child.try_wait() {
             let out = child.wait_with_output().unwrap();
             panic!(
@@ -102,7 +179,7 @@ fn sigkill_at_random_moments_never_loses_or_splits_a_commit() {
         let present = batches_present(&dir);
         let logged = logged(&log);
         for (b, n) in &present {
-            assert_eq!(*n, BATCH, "kill {kill}: batch {b} is partial");
+            assert_eq!(*n, batch, "kill {kill}: batch {b} is partial");
         }
         let committed: BTreeSet<u64> = present.keys().copied().collect();
         let expected: BTreeSet<u64> = (0..committed.len() as u64).collect();
@@ -124,14 +201,27 @@ fn sigkill_at_random_moments_never_loses_or_splits_a_commit() {
         );
         unlogged_commits = in_flight;
         committed_batches = committed.len();
+
+        // Files of segments written but never published (flushed, or a commit's last
+        // one) are the next writer's to remove, and only those.
+        let index = Index::open(&dir).unwrap();
+        if seg_files(&dir) != named_files(&index) {
+            kills_leaving_flushed += 1;
+        }
+        drop(index.writer().unwrap());
+        assert_eq!(
+            seg_files(&dir),
+            named_files(&index),
+            "kill {kill}: files left behind"
+        );
     }
-    // The kills must land among commits, not only during start-up.
-    assert!(
-        committed_batches >= kills / 2,
-        "only {committed_batches} batches committed in {kills} runs"
-    );
     eprintln!(
-        "{kills} kills, {committed_batches} batches committed, {} merges' worth of segments",
+        "{kills} kills, {committed_batches} batches committed, {kills_leaving_flushed} \
+         left unpublished files, {} segments",
         Index::open(&dir).unwrap().segments().len()
     );
+    KillReport {
+        committed_batches,
+        kills_leaving_flushed,
+    }
 }

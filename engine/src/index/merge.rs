@@ -93,11 +93,17 @@ fn merge_and_publish(
         .map(|s| s.deletes.as_ref().map_or(0, |d| d.bitmap().len()))
         .sum();
 
+    // The merged segment's files are written and fsynced before taking the publish
+    // lock, which a commit waits on: the name is this merge's alone, and only the next
+    // writer's clean-up removes files no manifest names, should this merge fail.
     let dir = shared.dir.as_path();
+    let merged_paths = publish::write_segment_files(dir, name, &merged.built.files)?;
+    let (built_meta, doc_maps) = (merged.built.meta, merged.doc_maps); // files freed
+    publish::sync_files(dir, &merged_paths)?;
     let mut st = state.lock();
     st.ensure_healthy()?;
-    let mut paths = publish::write_segment_files(dir, name, &merged.built.files)?;
     st.check(Failpoint::AfterSegmentWrite)?;
+    let mut paths = Vec::new();
 
     let current = shared.current.read().clone();
     let start = current
@@ -127,10 +133,7 @@ fn merge_and_publish(
             .map(|d| d.bitmap().clone())
             .unwrap_or_default();
         for doc in now.bitmap() - &before {
-            let new = merged.doc_maps[k]
-                .get(doc as usize)
-                .copied()
-                .unwrap_or(PURGED);
+            let new = doc_maps[k].get(doc as usize).copied().unwrap_or(PURGED);
             if new != PURGED {
                 late.insert(new);
             }
@@ -138,7 +141,7 @@ fn merge_and_publish(
     }
     let mut next = st.manifest.clone();
     next.generation += 1;
-    let mut meta = merged.built.meta.clone();
+    let mut meta = built_meta;
     if !late.is_empty() {
         let file = deletes::file_name(name, next.generation);
         let path = dir.join(&file);

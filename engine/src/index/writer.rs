@@ -1,8 +1,10 @@
-//! The index's single writer: buffers additions and deletions, builds a segment, and
-//! publishes both in one atomic commit. Readers wait on nothing but the final pointer
-//! swap; merges run on a background thread and publish the same way.
+//! The index's single writer: buffers additions and deletions within a memory budget,
+//! writing a segment no reader sees each time the buffer fills, and publishes all of
+//! them and the deletions in one atomic commit. Readers wait on nothing but the final
+//! pointer swap; merges run on a background thread and publish the same way.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -11,24 +13,37 @@ use parking_lot::Mutex;
 use roaring::RoaringBitmap;
 
 use super::gc::{self, Obsolete};
+use super::ids::{Fingerprints, IdHasher};
 use super::merge::{MergeStats, run_merge};
 use super::merge_policy::{self, MergePolicy};
 use super::publish::{self, WriterState};
 use super::snapshot::LiveSegment;
 use super::{Failpoint, IndexSettings, Manifest, Shared, Snapshot};
 use crate::analysis::Analyzer;
-use crate::directory::{DirLock, LOCK_FILE};
+use crate::directory::{DirLock, LOCK_FILE, fsync_dir};
 use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
 use crate::segment::{
-    CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress, SegmentReader,
-    build_segment, segment_name,
+    BuiltSegment, CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress,
+    SegmentMeta, SegmentReader, build_segment, segment_name,
 };
 
 /// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
 /// abstract or article, low enough that one line cannot exhaust memory on its own.
 pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
+/// What a segment build holds beyond its documents, per byte of them, until the first
+/// flush measures it (see [`IndexWriter::set_memory_budget`]): the first segment is then
+/// an eighth of the budget, a probe that stays within it unless the build needs more
+/// than 7 bytes a byte of documents (measured: 1 to 3 on real and synthetic text, and 28
+/// on a test corpus where every fifth word is unique; docs/DECISIONS.md).
+const INITIAL_BUILD_RATIO: f64 = 7.0;
+
+/// The smallest memory budget: below it a build's fixed costs (each field's maps, each
+/// file's buffers) outweigh the documents, the measured ratio grows as segments shrink,
+/// and flushes would shrink to a few documents each.
+pub const MIN_MEMORY_BUDGET: usize = 1 << 20;
 
 /// What one commit did and where its time went, phase by phase.
 #[derive(Debug, Clone, Default)]
@@ -38,10 +53,14 @@ pub struct CommitStats {
     pub deleted: usize,
     /// Segments this commit dropped because it was a [`IndexWriter::reset`].
     pub replaced_segments: usize,
-    /// The new segment's name; `None` if the commit added no documents.
+    /// The last new segment's name; `None` if the commit added no documents.
     pub segment: Option<String>,
+    /// Every segment this commit published, in order: those the memory budget flushed
+    /// while documents were added, then the last one.
+    pub segments: Vec<String>,
     pub generation: u64,
-    /// Tokenization and inversion (parallel).
+    /// Tokenization and inversion (parallel), summed over the commit's segments, as are
+    /// reorder, encoding, write and fsync.
     pub analysis: Duration,
     /// Choosing the new segment's document order ([`IndexWriter::set_reorder`]).
     pub reorder: Duration,
@@ -67,10 +86,26 @@ pub struct IndexWriter {
     _lock: DirLock,
     pool: rayon::ThreadPool,
     buffer: Vec<Document>,
+    /// Heap bytes of the buffered documents' strings.
+    buffer_text_bytes: usize,
+    /// Fingerprint → how many buffered documents have it.
+    buffer_ids: HashMap<u64, u32>,
+    /// Segments written since the last commit, which no manifest names yet, in order.
+    flushed: Vec<Flushed>,
     /// External ids of committed documents to delete at the next commit.
     pending_deletes: BTreeSet<String>,
-    /// Every live committed id and every buffered id.
-    known_ids: HashSet<String>,
+    /// Every live committed id, as fingerprints (see [`super::ids`]).
+    committed_ids: Fingerprints,
+    hasher: IdHasher,
+    memory_budget: usize,
+    /// The build's heap per byte of [`IndexWriter::memory_used`], the most any flush of
+    /// this writer measured; `None` before the first.
+    build_ratio: Option<f64>,
+    high_water: usize,
+    /// A flushed segment's fsync failed: no commit until a rollback.
+    flush_failed: bool,
+    /// Phase times of the flushes since the last commit.
+    flush_stats: CommitStats,
     policy: MergePolicy,
     max_document_bytes: usize,
     background_merges: bool,
@@ -87,7 +122,18 @@ pub struct IndexWriter {
 struct Reset {
     manifest: Manifest,
     analyzer: Arc<Analyzer>,
-    committed_ids: HashSet<String>,
+    committed_ids: Fingerprints,
+}
+
+/// A segment the memory budget wrote before the commit: durable on disk, named by no
+/// manifest, so no reader sees it; the commit publishes it, a rollback removes it.
+struct Flushed {
+    meta: SegmentMeta,
+    /// Its files, each fsynced (with the directory) when it was written.
+    files: Vec<PathBuf>,
+    ids: Fingerprints,
+    /// Its documents deleted since it was written, by id: the commit finds them.
+    deletes: BTreeSet<String>,
 }
 
 impl IndexWriter {
@@ -109,11 +155,12 @@ impl IndexWriter {
             *shared.current.write() = fresh.clone();
             fresh
         };
-        let mut known_ids = HashSet::new();
+        let hasher = IdHasher::new();
+        let mut fingerprints = Vec::with_capacity(snapshot.live_docs() as usize);
         for live in snapshot.segments() {
             live.reader.scan_stored(|doc, id, _| {
                 if !live.is_deleted(doc) {
-                    known_ids.insert(id.to_string());
+                    fingerprints.push(hasher.fingerprint(id));
                 }
                 Ok(())
             })?;
@@ -124,8 +171,17 @@ impl IndexWriter {
             _lock: lock,
             pool: build_pool(0)?,
             buffer: Vec::new(),
+            buffer_text_bytes: 0,
+            buffer_ids: HashMap::new(),
+            flushed: Vec::new(),
             pending_deletes: BTreeSet::new(),
-            known_ids,
+            committed_ids: Fingerprints::from_unsorted(fingerprints),
+            hasher,
+            memory_budget: usize::MAX,
+            build_ratio: None,
+            high_water: 0,
+            flush_failed: false,
+            flush_stats: CommitStats::default(),
             policy: MergePolicy::default(),
             max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
             background_merges: true,
@@ -180,8 +236,52 @@ impl IndexWriter {
         self.background_merges = enabled;
     }
 
+    /// Bounds the memory the writer holds for documents not yet written (default: no
+    /// bound, one segment a commit). When the buffered documents and the segment build
+    /// they would need reach `bytes`, the writer builds them into a segment, writes and
+    /// fsyncs it, and frees them; no reader sees that segment until
+    /// [`IndexWriter::commit`] publishes it with the others, in one manifest replace.
+    ///
+    /// Accounted: the buffered documents' strings and slots and their id fingerprints
+    /// ([`IndexWriter::memory_used`]), and the heap the build holds at most, which each
+    /// build measures from its structures (term maps, postings, lengths, encoded files)
+    /// and the next flush threshold leaves room for. Beyond the budget: the committed
+    /// ids' fingerprints (8 bytes a document), pending deletions' ids, `--reorder bp`'s
+    /// graph, merges (which hold their output in memory), and the allocator's own slack.
+    /// Budgets below [`MIN_MEMORY_BUDGET`] are raised to it.
+    pub fn set_memory_budget(&mut self, bytes: usize) {
+        self.memory_budget = bytes.max(MIN_MEMORY_BUDGET);
+    }
+
+    /// Heap bytes the buffered documents hold now (what the memory budget counts
+    /// between builds).
+    pub fn memory_used(&self) -> usize {
+        self.buffer.capacity() * std::mem::size_of::<Document>()
+            + self.buffer_text_bytes
+            + self.buffer_ids.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
+    }
+
+    /// The most the writer's accounting reached: [`IndexWriter::memory_used`], and during
+    /// each segment build, the documents plus the build's own measured heap.
+    pub fn memory_high_water(&self) -> usize {
+        self.high_water.max(self.memory_used())
+    }
+
+    /// Heap bytes of the id fingerprints of committed and flushed documents: outside the
+    /// budget, 8 bytes a document.
+    pub fn id_memory(&self) -> usize {
+        self.committed_ids.heap_bytes()
+            + self
+                .flushed
+                .iter()
+                .map(|f| f.ids.heap_bytes())
+                .sum::<usize>()
+    }
+
     /// Buffers a document for the next commit. Rejects an empty id and an id already
-    /// committed (and not deleted) or buffered; a rejected document changes nothing.
+    /// committed (and not deleted), flushed or buffered; a rejected document changes
+    /// nothing. May first write the buffered documents as a segment (see
+    /// [`IndexWriter::set_memory_budget`]); an error doing so leaves them buffered.
     pub fn add(&mut self, doc: Document) -> Result<()> {
         if doc.id.is_empty() {
             return Err(Error::EmptyId);
@@ -194,26 +294,98 @@ impl IndexWriter {
                 limit: self.max_document_bytes,
             });
         }
-        if self.known_ids.contains(&doc.id) {
+        let fp = self.hasher.fingerprint(&doc.id);
+        if self.holds(&doc.id, fp)? {
             return Err(Error::DuplicateId { id: doc.id });
         }
-        self.known_ids.insert(doc.id.clone());
+        let doc_bytes = doc.id.capacity() + doc.title.capacity() + doc.text.capacity();
+        if !self.buffer.is_empty() && self.over_budget_with(doc_bytes) {
+            self.flush()?;
+        }
+        self.buffer_text_bytes += doc_bytes;
+        *self.buffer_ids.entry(fp).or_insert(0) += 1;
         self.buffer.push(doc);
+        self.high_water = self.high_water.max(self.memory_used());
         Ok(())
+    }
+
+    /// Whether buffering `more` bytes would leave no room for building the buffer.
+    fn over_budget_with(&self, more: usize) -> bool {
+        let ratio = self.build_ratio.unwrap_or(INITIAL_BUILD_RATIO);
+        let held = (self.memory_used() + more + std::mem::size_of::<Document>()) as f64;
+        held * (1.0 + ratio) >= self.memory_budget as f64
+    }
+
+    /// Whether a live, uncommitted-delete-free document has external id `id` (with
+    /// fingerprint `fp`). A fingerprint hit is confirmed against the documents
+    /// themselves, so a collision never rejects a new id; only true hits pay a scan.
+    fn holds(&self, id: &str, fp: u64) -> Result<bool> {
+        if self.buffer_ids.get(&fp).is_some_and(|&n| n > 0)
+            && self.buffer.iter().any(|d| d.id == id)
+        {
+            return Ok(true);
+        }
+        for f in &self.flushed {
+            if f.ids.count(fp) > 0 && !f.deletes.contains(id) {
+                let reader = SegmentReader::open(&self.shared.dir, &f.meta)?;
+                if stored_ids_contain(&reader, None, id)? {
+                    return Ok(true);
+                }
+            }
+        }
+        if self.committed_ids.count(fp) > 0 && !self.pending_deletes.contains(id) {
+            let current = self.shared.current.read().clone();
+            for live in current.segments() {
+                if stored_ids_contain(&live.reader, Some(live), id)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Deletes the document with external id `id` at the next commit (or drops it from
     /// the buffer). Returns whether such a document existed.
+    ///
+    /// A document already flushed or committed is found by its id's fingerprint and
+    /// not confirmed (that would read stored fields on every delete): the commit
+    /// deletes exactly the documents with this id. With 64-bit keyed fingerprints the
+    /// answer is wrong only if `id` is absent and collides with a present id's
+    /// fingerprint: odds of about n / 2^64 for n documents (docs/DECISIONS.md).
     pub fn delete(&mut self, id: &str) -> bool {
-        if !self.known_ids.remove(id) {
-            return false;
+        let fp = self.hasher.fingerprint(id);
+        if self.buffer_ids.get(&fp).is_some_and(|&n| n > 0)
+            && let Some(pos) = self.buffer.iter().position(|d| d.id == id)
+        {
+            let doc = self.buffer.remove(pos);
+            self.buffer_text_bytes -=
+                doc.id.capacity() + doc.title.capacity() + doc.text.capacity();
+            if let Some(n) = self.buffer_ids.get_mut(&fp) {
+                *n -= 1;
+                if *n == 0 {
+                    self.buffer_ids.remove(&fp);
+                }
+            }
+            return true;
         }
-        if let Some(pos) = self.buffer.iter().position(|d| d.id == id) {
-            self.buffer.remove(pos);
-        } else {
+        // The latest holder first: an id deleted from an older segment and added again
+        // lives in the newer one.
+        for f in self.flushed.iter_mut().rev() {
+            if f.ids.count(fp) > 0 && !f.deletes.contains(id) {
+                f.ids.remove(fp);
+                f.deletes.insert(id.to_string());
+                return true;
+            }
+        }
+        if self.reset.is_none()
+            && self.committed_ids.count(fp) > 0
+            && !self.pending_deletes.contains(id)
+        {
+            self.committed_ids.remove(fp);
             self.pending_deletes.insert(id.to_string());
+            return true;
         }
-        true
+        false
     }
 
     /// Replaces the document with the same id, if any, in the same commit.
@@ -222,9 +394,20 @@ impl IndexWriter {
         self.add(doc)
     }
 
-    /// Documents waiting for the next commit.
+    /// Documents waiting for the next commit: buffered, and in segments already
+    /// written for it (less those deleted since).
     pub fn buffered(&self) -> usize {
         self.buffer.len()
+            + self
+                .flushed
+                .iter()
+                .map(|f| (f.meta.doc_count as usize).saturating_sub(f.deletes.len()))
+                .sum::<usize>()
+    }
+
+    /// Segments written for the next commit and not yet published.
+    pub fn flushed_segments(&self) -> usize {
+        self.flushed.len()
     }
 
     /// Starts the index over at the next commit: that commit drops every committed
@@ -241,7 +424,7 @@ impl IndexWriter {
         self.reset = Some(Reset {
             analyzer: Arc::new(Analyzer::new(manifest.analyzer.clone())),
             manifest,
-            committed_ids: std::mem::take(&mut self.known_ids),
+            committed_ids: std::mem::take(&mut self.committed_ids),
         });
         Ok(())
     }
@@ -253,6 +436,7 @@ impl IndexWriter {
     /// a directory that is then not removed. Refused once anything was committed.
     pub fn discard_new_index(mut self, remove_dir: bool) -> Result<()> {
         self.wait_for_merges()?;
+        self.rollback(); // and the segments flushed for the commit that never came
         let dir = self.shared.dir.clone();
         let manifest = Manifest::load(&dir)?;
         if manifest.generation != 0 || !manifest.segments.is_empty() {
@@ -271,17 +455,41 @@ impl IndexWriter {
         Ok(())
     }
 
-    /// Drops buffered additions and deletions, and a pending [`IndexWriter::reset`]; the
+    /// Drops buffered additions and deletions, the segments flushed for the next
+    /// commit (their files are removed), and a pending [`IndexWriter::reset`]; the
     /// committed state is untouched.
     pub fn rollback(&mut self) {
-        for doc in self.buffer.drain(..) {
-            self.known_ids.remove(&doc.id);
-        }
-        self.known_ids
-            .extend(std::mem::take(&mut self.pending_deletes));
+        self.clear_buffer();
+        self.discard_flushed();
+        self.flush_failed = false;
+        self.flush_stats = CommitStats::default();
+        self.committed_ids.restore_removed();
+        self.pending_deletes.clear();
         if let Some(reset) = self.reset.take() {
-            self.known_ids = reset.committed_ids;
+            self.committed_ids = reset.committed_ids;
         }
+    }
+
+    fn clear_buffer(&mut self) {
+        // New, empty containers: the old ones' capacity is memory the budget counts.
+        self.buffer = Vec::new();
+        self.buffer_ids = HashMap::new();
+        self.buffer_text_bytes = 0;
+    }
+
+    /// Removes the flushed segments' files. Not after a commit failed past its
+    /// manifest rename (the writer is poisoned): the manifest on disk may name them,
+    /// and the next writer's [`gc::remove_leftovers`] removes them if it does not. A
+    /// removal that fails leaves the file to that same clean-up.
+    fn discard_flushed(&mut self) {
+        let flushed = std::mem::take(&mut self.flushed);
+        if flushed.is_empty() || self.state.lock().poisoned {
+            return;
+        }
+        for path in flushed.iter().flat_map(|f| &f.files) {
+            let _ = std::fs::remove_file(path);
+        }
+        let _ = fsync_dir(&self.shared.dir);
     }
 
     /// Makes a crash-safety test fail commits and merges right after `step`.
@@ -290,67 +498,157 @@ impl IndexWriter {
         self.state.lock().failpoint = step;
     }
 
-    /// Builds the buffered documents into a segment, resolves the buffered deletions,
-    /// makes both durable, replaces the manifest atomically and publishes the new
-    /// snapshot. When this returns `Ok`, the changes survive a crash and every new
-    /// [`crate::Searcher`] sees them; on error the previous state stands (unless the error
+    /// The analyzer new segments are built with: a reset's, else the index's (only a
+    /// reset by this writer changes it).
+    fn build_analyzer(&self) -> Arc<Analyzer> {
+        match &self.reset {
+            Some(r) => r.analyzer.clone(),
+            None => self.shared.current.read().analyzer().clone(),
+        }
+    }
+
+    /// Builds the buffered documents into a segment, writes and fsyncs its files (no
+    /// manifest names them yet), and frees the buffer. Takes the state lock only for a
+    /// segment number: the files are this writer's alone until it publishes them.
+    fn flush(&mut self) -> Result<()> {
+        let Some(built) = self.build_buffer() else {
+            return Ok(());
+        };
+        let dir = self.shared.dir.clone();
+        let observer = self.commit_progress.clone();
+        let t = Instant::now();
+        let report = PhaseReport::start(observer.as_ref(), CommitPhase::Write, 1);
+        let written = self.write_built(built);
+        report.finish();
+        self.flush_stats.write += t.elapsed();
+        let paths = written?;
+        let t = Instant::now();
+        let report = PhaseReport::start(observer.as_ref(), CommitPhase::Fsync, 1);
+        let synced = publish::sync_files(&dir, &paths);
+        report.finish();
+        self.flush_stats.fsync += t.elapsed();
+        if synced.is_err() {
+            // The buffer is freed, so the documents cannot be rebuilt, and a second
+            // fsync may succeed over lost pages: no commit until a rollback.
+            self.flush_failed = true;
+        }
+        synced
+    }
+
+    /// Builds the buffer into a segment (none if it is empty), counting the build's
+    /// heap against the budget and learning its ratio for the next threshold.
+    fn build_buffer(&mut self) -> Option<BuiltSegment> {
+        if self.buffer.is_empty() {
+            return None;
+        }
+        let analyzer = self.build_analyzer();
+        let (name, fields) = {
+            let mut st = self.state.lock();
+            let fields = match &self.reset {
+                Some(r) => r.manifest.fields.clone(),
+                None => st.manifest.fields.clone(),
+            };
+            (segment_name(st.allocate_segment_id()), fields)
+        };
+        let built = build_segment(
+            &name,
+            &self.buffer,
+            &fields,
+            &analyzer,
+            &self.pool,
+            &self.reorder,
+            self.reorder_progress.clone(),
+            self.commit_progress.as_ref(),
+        );
+        let held = self.memory_used();
+        self.high_water = self.high_water.max(held + built.heap_bytes);
+        let ratio = built.heap_bytes as f64 / held.max(1) as f64;
+        self.build_ratio = Some(self.build_ratio.map_or(ratio, |r| r.max(ratio)));
+        self.flush_stats.analysis += built.analysis;
+        self.flush_stats.reorder += built.reorder;
+        self.flush_stats.encoding += built.encoding;
+        Some(built)
+    }
+
+    /// Writes a built segment's files (not fsynced) and makes it a flushed segment of
+    /// the next commit, freeing the buffer it was built from. A failed write removes
+    /// what it wrote and leaves the buffer as it was.
+    fn write_built(&mut self, built: BuiltSegment) -> Result<Vec<PathBuf>> {
+        let dir = self.shared.dir.clone();
+        let name = built.meta.name.clone();
+        let files: Vec<PathBuf> = built
+            .files
+            .iter()
+            .map(|(c, _)| dir.join(c.file_name(&name)))
+            .collect();
+        if let Err(e) = publish::write_segment_files(&dir, &name, &built.files) {
+            for path in &files {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+        let ids = Fingerprints::from_unsorted(
+            self.buffer
+                .iter()
+                .map(|d| self.hasher.fingerprint(&d.id))
+                .collect(),
+        );
+        self.flushed.push(Flushed {
+            meta: built.meta,
+            files: files.clone(),
+            ids,
+            deletes: BTreeSet::new(),
+        });
+        self.clear_buffer();
+        Ok(files)
+    }
+
+    /// Writes the buffered documents as a last segment, resolves the buffered deletions
+    /// (of committed documents and of documents in segments flushed since the last
+    /// commit), makes them durable, and publishes every new segment and deletion in one
+    /// manifest replace. When this returns `Ok`, the changes survive a crash and every
+    /// new [`crate::Searcher`] sees them; on error the previous state stands and the
+    /// writer keeps what it was given, to commit again or roll back (unless the error
     /// came after the manifest rename: then the commit is durable and the writer must be
     /// reopened).
     pub fn commit(&mut self) -> Result<CommitStats> {
         let started = Instant::now();
         self.state.lock().ensure_healthy()?;
-        let mut stats = CommitStats {
-            docs: self.buffer.len(),
-            ..CommitStats::default()
-        };
-        if self.buffer.is_empty() && self.pending_deletes.is_empty() && self.reset.is_none() {
-            stats.generation = self.state.lock().manifest.generation;
-            stats.total = started.elapsed();
-            return Ok(stats);
+        if self.buffer.is_empty()
+            && self.flushed.is_empty()
+            && self.pending_deletes.is_empty()
+            && self.reset.is_none()
+        {
+            return Ok(CommitStats {
+                generation: self.state.lock().manifest.generation,
+                total: started.elapsed(),
+                ..CommitStats::default()
+            });
         }
-        // What the new segment is built with and the new snapshot analyzes queries with:
-        // a reset's settings, else the index's (only a reset by this writer changes them).
-        let analyzer = match &self.reset {
-            Some(r) => r.analyzer.clone(),
-            None => self.shared.current.read().analyzer().clone(),
-        };
+        if self.flush_failed {
+            return Err(Error::InvalidArgument(
+                "a segment written for this commit could not be fsynced; roll back".into(),
+            ));
+        }
+        let analyzer = self.build_analyzer();
         // The expensive part, with no lock held.
-        let built = if self.buffer.is_empty() {
-            None
-        } else {
-            let (name, fields) = {
-                let mut st = self.state.lock();
-                let fields = match &self.reset {
-                    Some(r) => r.manifest.fields.clone(),
-                    None => st.manifest.fields.clone(),
-                };
-                (segment_name(st.allocate_segment_id()), fields)
-            };
-            let built = build_segment(
-                &name,
-                &self.buffer,
-                &fields,
-                &analyzer,
-                &self.pool,
-                &self.reorder,
-                self.reorder_progress.clone(),
-                self.commit_progress.as_ref(),
-            );
-            stats.analysis = built.analysis;
-            stats.reorder = built.reorder;
-            stats.encoding = built.encoding;
-            Some(built)
-        };
+        let last = self.build_buffer();
 
         // Publication: serialised with merges, invisible to readers until the swap.
         let dir = self.shared.dir.clone();
-        let observer = self.commit_progress.as_ref();
-        let mut st = self.state.lock();
+        let observer = self.commit_progress.clone();
+        let observer = observer.as_ref();
+        let state = self.state.clone();
+        let mut st = state.lock();
         let t = Instant::now();
         let report = PhaseReport::start(observer, CommitPhase::Write, 1);
-        let mut paths = match &built {
-            Some(b) => publish::write_segment_files(&dir, &b.meta.name, &b.files)?,
-            None => Vec::new(),
+        if let Some(built) = last {
+            // From here a failed commit keeps it as a flushed segment, like the others.
+            self.write_built(built)?;
+        }
+        let mut stats = CommitStats {
+            docs: self.flushed.iter().map(|f| f.meta.doc_count as usize).sum(),
+            ..self.flush_stats.clone()
         };
         let current = self.shared.current.read().clone();
         let mut next = match &self.reset {
@@ -368,6 +666,7 @@ impl IndexWriter {
             None => (current.segments().to_vec(), Vec::new()),
         };
         let mut replaced: Vec<Arc<DeleteSet>> = Vec::new();
+        let mut paths = Vec::new();
         let mut new_delete_files = Vec::new();
         if !self.pending_deletes.is_empty() && self.reset.is_none() {
             for (i, live) in current.segments().iter().enumerate() {
@@ -399,15 +698,50 @@ impl IndexWriter {
                 new_delete_files.push((i, file, meta.doc_count));
             }
         }
+        // The flushed segments, opened now, and the deletions of their documents made
+        // since they were written (a delete file of this generation, like any other).
+        let mut flushed = Vec::with_capacity(self.flushed.len());
+        for f in &self.flushed {
+            let reader = SegmentReader::open(&dir, &f.meta)?;
+            let mut meta = f.meta.clone();
+            let mut deleted = None;
+            if !f.deletes.is_empty() {
+                let mut hits = RoaringBitmap::new();
+                reader.scan_stored(|doc, id, _| {
+                    if f.deletes.contains(id) {
+                        hits.insert(doc);
+                    }
+                    Ok(())
+                })?;
+                stats.docs -= hits.len() as usize;
+                if !hits.is_empty() {
+                    let file = deletes::file_name(&meta.name, next.generation);
+                    let path = dir.join(&file);
+                    std::fs::write(&path, deletes::file_bytes(&hits))
+                        .map_err(|e| Error::io(&path, e))?;
+                    paths.push(path);
+                    meta.deletes = Some(DeletesMeta {
+                        file: file.clone(),
+                        count: hits.len() as u32,
+                    });
+                    deleted = Some(file);
+                }
+            }
+            flushed.push((meta, reader, deleted));
+        }
         report.finish();
-        stats.write = t.elapsed();
+        stats.write += t.elapsed();
         st.check(Failpoint::AfterSegmentWrite)?;
 
+        // Every file the manifest will name for the first time: the segments flushed
+        // earlier were fsynced then (a second fsync of a clean file costs little), the
+        // last one and the delete files now.
+        paths.extend(self.flushed.iter().flat_map(|f| f.files.iter().cloned()));
         let t = Instant::now();
         let report = PhaseReport::start(observer, CommitPhase::Fsync, 1);
         publish::sync_files(&dir, &paths)?;
         report.finish();
-        stats.fsync = t.elapsed();
+        stats.fsync += t.elapsed();
         st.check(Failpoint::AfterSegmentFsync)?;
 
         let t = Instant::now();
@@ -415,11 +749,16 @@ impl IndexWriter {
         for (i, file, doc_count) in new_delete_files {
             segments[i].deletes = Some(Arc::new(DeleteSet::open(&dir, &file, doc_count)?));
         }
-        if let Some(b) = &built {
-            next.segments.push(b.meta.clone());
+        for (meta, reader, deleted) in flushed {
+            let deletes = match deleted {
+                Some(file) => Some(Arc::new(DeleteSet::open(&dir, &file, meta.doc_count)?)),
+                None => None,
+            };
+            stats.segments.push(meta.name.clone());
+            next.segments.push(meta);
             segments.push(LiveSegment {
-                reader: Arc::new(SegmentReader::open(&dir, &b.meta)?),
-                deletes: None,
+                reader: Arc::new(reader),
+                deletes,
             });
         }
         drop(current);
@@ -441,11 +780,16 @@ impl IndexWriter {
         for old in dropped {
             publish::retire(&dir, &mut st, &old); // and let go of it, for the GC below
         }
-        self.reset = None; // its committed ids named documents that are gone
         stats.generation = st.manifest.generation;
-        self.buffer.clear();
+        stats.segment = stats.segments.last().cloned();
+        // Published: the flushed segments' ids are committed ids now. (After a reset,
+        // the committed ids were emptied by it: they named documents that are gone.)
+        let published = std::mem::take(&mut self.flushed);
+        let ids: Vec<&Fingerprints> = published.iter().map(|f| &f.ids).collect();
+        self.committed_ids.compact_and_extend(&ids);
+        self.reset = None;
         self.pending_deletes.clear();
-        stats.segment = built.map(|b| b.meta.name);
+        self.flush_stats = CommitStats::default();
         publish::collect_garbage(&self.shared, &mut st)?;
         drop(st);
         self.maybe_merge_in_background();
@@ -526,9 +870,26 @@ impl Drop for IndexWriter {
         if let Some(handle) = self.merge_thread.take() {
             let _ = handle.join();
         }
+        self.discard_flushed(); // never published: nobody else will name them
         let mut st = self.state.lock();
         let _ = publish::collect_garbage(&self.shared, &mut st);
     }
+}
+
+/// Whether `reader` holds a document with external id `id` not deleted in `live`.
+fn stored_ids_contain(
+    reader: &SegmentReader,
+    live: Option<&LiveSegment>,
+    id: &str,
+) -> Result<bool> {
+    let mut found = false;
+    reader.scan_stored(|doc, stored, _| {
+        if stored == id && !live.is_some_and(|l| l.is_deleted(doc)) {
+            found = true;
+        }
+        Ok(())
+    })?;
+    Ok(found)
 }
 
 fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {

@@ -28,6 +28,11 @@ pub(crate) struct BuiltSegment {
     /// Choosing the document order (zero without reordering).
     pub reorder: Duration,
     pub encoding: Duration,
+    /// The heap the build held at most beyond the documents themselves, summed from
+    /// its structures' capacities: every chunk's inversion (term maps, postings,
+    /// lengths) as if all peaked at once, plus the encoded files. The writer's memory
+    /// budget counts it (see [`crate::IndexWriter::set_memory_budget`]).
+    pub heap_bytes: usize,
 }
 
 /// One term's postings, doc ids segment-global and ascending.
@@ -67,6 +72,23 @@ impl FieldInversion {
         }
     }
 
+    /// Heap bytes held now: both maps' tables and keys, and every postings list.
+    fn heap_bytes(&self) -> usize {
+        fn map_bytes(map: &FxHashMap<String, u32>) -> usize {
+            // hashbrown: one control byte a bucket beside the (key, value) slot.
+            map.capacity() * (std::mem::size_of::<(String, u32)>() + 1)
+                + map.keys().map(String::capacity).sum::<usize>()
+        }
+        map_bytes(&self.ids)
+            + map_bytes(&self.words)
+            + self.postings.capacity() * std::mem::size_of::<TermPostings>()
+            + self
+                .postings
+                .iter()
+                .map(|p| (p.docs.capacity() + p.tfs.capacity()) * 4)
+                .sum::<usize>()
+    }
+
     fn term_id(&mut self, term: &str) -> u32 {
         if let Some(&id) = self.ids.get(term) {
             return id;
@@ -100,6 +122,8 @@ struct ChunkInversion {
     fields: Vec<Vec<(String, TermPostings)>>,
     title_lens: Vec<u32>,
     text_lens: Vec<u32>,
+    /// The most heap the inversion held (just before its maps were dropped).
+    heap_bytes: usize,
 }
 
 /// Documents (analysis) and terms (encoding) between progress reports: rare enough to
@@ -143,7 +167,15 @@ fn invert_chunk(
         }
     }
     report.add((docs.len() - reported) as u64);
+    // `into_sorted` moves the terms out of the maps before dropping them: their
+    // sorted vector is briefly held beside the maps' tables.
+    let heap_bytes = inversions
+        .iter()
+        .map(|inv| inv.heap_bytes() + inv.ids.len() * std::mem::size_of::<(String, TermPostings)>())
+        .sum::<usize>()
+        + (title_lens.capacity() + text_lens.capacity()) * 4;
     ChunkInversion {
+        heap_bytes,
         fields: inversions
             .into_iter()
             .map(FieldInversion::into_sorted)
@@ -295,6 +327,8 @@ pub(crate) fn build_segment(
 
     let mut per_field: Vec<Vec<Vec<(String, TermPostings)>>> =
         fields.iter().map(|_| Vec::new()).collect();
+    // Chunks invert in parallel: their peaks may coincide.
+    let inversion_bytes: usize = chunks.iter().map(|c| c.heap_bytes).sum();
     let (mut title_lens, mut text_lens) = (Vec::with_capacity(docs.len()), Vec::new());
     text_lens.reserve(docs.len());
     for chunk in chunks {
@@ -377,7 +411,14 @@ pub(crate) fn build_segment(
     files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
     files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
     report.finish();
+    // The term lists are consumed as the files are encoded, so inversion and output
+    // never both peak; summing them overstates a little, never understates.
+    let output_bytes: usize = files.iter().map(|(_, bytes)| bytes.capacity()).sum();
+    let order_bytes =
+        (order.as_ref().map_or(0, Vec::capacity) + new_id.as_ref().map_or(0, Vec::capacity)) * 4;
+    let length_bytes = (title_lens.capacity() + text_lens.capacity()) * 4;
     BuiltSegment {
+        heap_bytes: inversion_bytes + output_bytes + order_bytes + length_bytes,
         meta: SegmentMeta {
             name: name.to_string(),
             doc_count: docs.len() as u32,

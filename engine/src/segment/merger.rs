@@ -79,8 +79,11 @@ pub(crate) fn merge_segments(
     }
     files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
     files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
+    // A merge holds its whole output in memory before writing it (not budgeted).
+    let heap_bytes = files.iter().map(|(_, b)| b.capacity()).sum();
     Ok(Merged {
         built: BuiltSegment {
+            heap_bytes,
             meta: SegmentMeta {
                 name: name.to_string(),
                 doc_count: next,

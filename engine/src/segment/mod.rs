@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::field::{Field, FieldCounts};
 
-pub(crate) use builder::build_segment;
+pub(crate) use builder::{BuiltSegment, build_segment};
 pub use footer::FORMAT_VERSION;
 pub(crate) use lengths::LengthTable;
 pub(crate) use names::segment_name;

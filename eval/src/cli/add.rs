@@ -1,4 +1,5 @@
-//! `heddle-eval add`: documents from a JSONL file into an existing index, one commit.
+//! `heddle-eval add`: documents from a JSONL file into an existing index, one commit
+//! (of as many segments as the memory budget wrote).
 //! Any bad line or duplicate id aborts before the commit: the index is left as it was.
 
 use std::path::PathBuf;
@@ -26,9 +27,14 @@ pub struct AddArgs {
     /// further than 6 times this plus 64 KiB, the most such a document takes in JSON).
     #[arg(long, default_value_t = heddle::DEFAULT_MAX_DOCUMENT_BYTES)]
     pub max_doc_bytes: usize,
-    /// Threads used to build the segment (0: one per core).
+    /// Threads used to build segments (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Memory budget in MiB for the documents read and the build of their segment:
+    /// when they reach it, a segment is written (published with the others by the one
+    /// commit at the end) and the memory freed. 0: no budget, one segment.
+    #[arg(long, default_value_t = super::index::DEFAULT_MEMORY_MB)]
+    pub memory_mb: usize,
 }
 
 pub fn run(args: &AddArgs) -> anyhow::Result<()> {
@@ -36,6 +42,7 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     let mut writer = index.writer()?;
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
+    writer.set_memory_budget(super::index::memory_budget(args.memory_mb));
     let mut reader = heddle_corpus::beir::open_corpus(&args.docs)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
     reader.refuse_duplicate_ids();

@@ -21,6 +21,13 @@ pub struct CrashWriterArgs {
     /// Documents per batch.
     #[arg(long, default_value_t = 20)]
     pub batch: usize,
+    /// The writer's memory budget in bytes (0: none): a small one writes segments
+    /// between commits, so that kills land between flushes too.
+    #[arg(long, default_value_t = 0)]
+    pub memory_bytes: usize,
+    /// Words of filler added to each document, so that a batch can outgrow the budget.
+    #[arg(long, default_value_t = 0)]
+    pub pad_words: usize,
     /// Stop after this many batches (0: never; the test kills the process).
     #[arg(long, default_value_t = 0)]
     pub batches: u64,
@@ -33,7 +40,11 @@ pub fn run(args: &CrashWriterArgs) -> anyhow::Result<()> {
     writer.set_merge_policy(MergePolicy {
         max_segments: 4,
         merge_factor: 3,
+        ..MergePolicy::default()
     });
+    if args.memory_bytes > 0 {
+        writer.set_memory_budget(args.memory_bytes);
+    }
     // Batches commit whole and in order, so the committed ones are 0..n.
     let first = index.num_docs() / args.batch as u64;
     let mut log = std::fs::OpenOptions::new()
@@ -44,10 +55,13 @@ pub fn run(args: &CrashWriterArgs) -> anyhow::Result<()> {
     let mut b = first;
     while args.batches == 0 || b < first + args.batches {
         for i in 0..args.batch {
-            let text = format!(
+            let mut text = format!(
                 "every batch{b} item{i} words to index {}",
                 "filler ".repeat(i % 7)
             );
+            for k in 0..args.pad_words {
+                text.push_str(&format!(" pad{}", (b as usize * 31 + i * 7 + k) % 5000));
+            }
             writer.add(Document::new(
                 format!("b{b}-{i}"),
                 format!("batch {b}"),

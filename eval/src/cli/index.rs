@@ -31,6 +31,17 @@ pub struct IndexArgs {
     /// Threads used to build segments (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Memory budget in MiB for the documents read and the build of their segment:
+    /// when they reach it, a segment is written (published with the others by the one
+    /// commit at the end) and the memory freed. 0: no budget, one segment.
+    #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
+    pub memory_mb: usize,
+    /// After the build, merge down to at most this many segments (one merge of adjacent
+    /// segments; rankings do not change) and say how long it took. Without it the index
+    /// keeps the segments the budget wrote, and later commits merge them by the merge
+    /// policy.
+    #[arg(long)]
+    pub merge_to: Option<usize>,
     /// Also index title and text as fields of their own (search --field title|text, fusion).
     #[arg(long)]
     pub per_field: bool,
@@ -46,9 +57,9 @@ pub struct IndexArgs {
     /// (readers see the old index until then). Never replaces anything but an index.
     #[arg(long)]
     pub force: bool,
-    /// Document order within the segment: none (the corpus order) or bp (recursive
+    /// Document order within each segment: none (the corpus order) or bp (recursive
     /// graph bisection: smaller postings, documents sharing terms in the same blocks;
-    /// costs build time).
+    /// costs build time). Each segment the memory budget writes is reordered on its own.
     #[arg(long, value_enum, default_value_t = ReorderArg::None)]
     pub reorder: ReorderArg,
     /// With --reorder bp: leave out terms in fewer documents than this.
@@ -63,6 +74,17 @@ pub struct IndexArgs {
     /// With --reorder bp: parts of at most this many documents are not split.
     #[arg(long, default_value_t = heddle::BpConfig::default().min_partition)]
     pub bp_min_partition: u32,
+}
+
+/// The default of `--memory-mb` (index and add).
+pub const DEFAULT_MEMORY_MB: usize = 256;
+
+/// The writer's budget for `--memory-mb` (0: none).
+pub(crate) fn memory_budget(memory_mb: usize) -> usize {
+    match memory_mb {
+        0 => usize::MAX,
+        mb => mb.saturating_mul(1 << 20),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -204,6 +226,10 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
     writer.set_reorder(args.reorder());
+    writer.set_memory_budget(memory_budget(args.memory_mb));
+    // Merges are asked for (--merge-to), not run in the background: the build's memory
+    // and time are the build's.
+    writer.set_background_merges(false);
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
     reader.refuse_duplicate_ids();
@@ -214,13 +240,20 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         writer
             .add(doc)
             .with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
-        progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
+        progress.tick(|| {
+            format!(
+                "{} read, {} written",
+                plural(writer.buffered() as u64, "document"),
+                plural(writer.flushed_segments() as u64, "segment")
+            )
+        });
     }
     progress.say(&format!(
-        "{} read; building the segment",
+        "{} read; building the last segment",
         plural(writer.buffered() as u64, "document")
     ));
     let stats = CommitLines::commit(writer, &progress)?;
+    let high_water = writer.memory_high_water();
     let seconds = started.elapsed().as_secs_f64();
     let bytes = dir_size(index.dir())?;
     println!(
@@ -242,6 +275,29 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         stats.manifest.as_secs_f64(),
         stats.publish.as_secs_f64()
     );
+    println!(
+        "  {} committed at once; writer memory at most {:.1} MiB (budget {}), id fingerprints {:.1} MiB",
+        plural(stats.segments.len() as u64, "segment"),
+        high_water as f64 / f64::from(1 << 20),
+        match args.memory_mb {
+            0 => "none".to_string(),
+            mb => format!("{mb} MiB"),
+        },
+        writer.id_memory() as f64 / f64::from(1 << 20)
+    );
+    if let Some(target) = args.merge_to {
+        let started = Instant::now();
+        progress.say(&format!(
+            "merging {} down to at most {target}",
+            plural(index.segments().len() as u64, "segment")
+        ));
+        writer.merge(target)?;
+        println!(
+            "  merged to {} in {:.2} s",
+            plural(index.segments().len() as u64, "segment"),
+            started.elapsed().as_secs_f64()
+        );
+    }
     Ok(())
 }
 
