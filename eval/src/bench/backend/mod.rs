@@ -25,6 +25,14 @@ pub trait Backend: Send + Sync {
         Ok(None)
     }
 
+    /// The time this backend spent in its own client code since the last call (for a
+    /// backend reached over a network: building each request, parsing each answer), one
+    /// value per request, and starts over; `None` for an engine called in-process. The
+    /// rung reports it, so that the instrument's own overhead is visible.
+    fn take_client_time(&self) -> Option<crate::bench::stats::LatencyHistogram> {
+        None
+    }
+
     /// Adds documents (the writes arm). Engines that cannot write return [`Unsupported`].
     fn add_documents(&self, docs: &[::heddle::Document]) -> anyhow::Result<()> {
         let _ = docs;
