@@ -55,6 +55,16 @@ impl Target {
         })
     }
 
+    /// The port of a target on this machine (a loopback address or `localhost`).
+    pub fn local_port(&self) -> Option<u16> {
+        let host_port = self.base.strip_prefix("http://")?;
+        let (host, port) = host_port.rsplit_once(':')?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let local = host == "localhost"
+            || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        local.then(|| port.parse().ok()).flatten()
+    }
+
     pub fn url(&self) -> String {
         format!("{}/{}", self.base, self.index)
     }
@@ -95,6 +105,8 @@ pub struct HttpBackend {
     /// Per request: building the body plus parsing the answer — the client's own work,
     /// apart from the wire and the server.
     client: Mutex<LatencyHistogram>,
+    /// The server's process when the target is on this machine (found once, at open).
+    server_pid: Option<u32>,
 }
 
 impl HttpBackend {
@@ -110,6 +122,7 @@ impl HttpBackend {
             search_url: format!("{}/_search", target.url()),
             field: field.to_string(),
             client: Mutex::new(LatencyHistogram::default()),
+            server_pid: target.local_port().and_then(crate::bench::probe::listener_pid),
         }
     }
 }
@@ -183,6 +196,10 @@ impl Backend for HttpBackend {
             h.record_nanos(client.as_nanos() as u64);
         }
         Ok(ids)
+    }
+
+    fn local_server(&self) -> Option<u32> {
+        self.server_pid
     }
 
     fn take_client_time(&self) -> Option<LatencyHistogram> {

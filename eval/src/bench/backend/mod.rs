@@ -33,6 +33,13 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// The pid of a process on this machine that does this backend's work (the server
+    /// behind a loopback `--target`): its CPU is the system measured, not another
+    /// tenant disturbing the rung. `None` for an engine in this process.
+    fn local_server(&self) -> Option<u32> {
+        None
+    }
+
     /// Adds documents (the writes arm). Engines that cannot write return [`Unsupported`].
     fn add_documents(&self, docs: &[::heddle::Document]) -> anyhow::Result<()> {
         let _ = docs;
