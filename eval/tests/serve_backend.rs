@@ -238,3 +238,48 @@ fn serve_refuses_a_non_loopback_address_without_allow_remote() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("needs --allow-remote"), "{stderr}");
 }
+
+#[test]
+fn bench_target_reports_the_url_and_the_clients_own_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("queries.jsonl");
+    std::fs::write(&queries, "{\"_id\":\"q1\",\"text\":\"covid\"}\n{\"_id\":\"q2\",\"text\":\"bats\"}\n")
+        .unwrap();
+    let json = dir.path().join("out.json");
+    let backend: Arc<dyn Backend> =
+        Arc::new(Synthetic::new(ServiceModel::constant(Duration::from_micros(100))));
+    let server =
+        RunningServer::start(config(2), "idx", Arc::new(BackendService::new(backend))).unwrap();
+    let url = format!("http://{}/idx", server.addr());
+    let q = queries.to_str().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+        .args(["bench", "--target", &url, "--queries", q, "--rates", "100"])
+        .args(["--samples", "200", "--min-duration", "0", "--inflight", "4", "--warmup", "10"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("target {url} (over HTTP)")), "{stdout}");
+    assert!(stdout.contains("HTTP client's own time"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["settings"]["target"], url.as_str());
+    assert_eq!(report["settings"]["threads"], 4, "one worker per in-flight request");
+    let rung = &report["engines"][0]["rungs"][0];
+    assert_eq!(rung["errors"], 0);
+    assert_eq!(rung["client_us"]["count"], rung["completed"]);
+
+    let refuse = |extra: &[&str], needle: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+            .args(["bench", "--target", &url, "--queries", q])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(needle), "{extra:?}: {stderr}");
+    };
+    refuse(&["--writes"], "--writes --target");
+    refuse(&["--threads", "2"], "--threads");
+    server.stop().unwrap();
+}

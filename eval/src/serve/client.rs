@@ -26,6 +26,11 @@ use crate::bench::stats::LatencyHistogram;
 /// measuring, short enough that a dead server does not hang a rung.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// A pooled connection idle longer than this is not reused. `serve` closes a connection
+/// idle for its client timeout (10 s by default); retiring ours well before it means a
+/// request is never written into a connection the server is closing at that moment.
+const MAX_IDLE_AGE: Duration = Duration::from_secs(5);
+
 /// A `--target` URL taken apart: `http://HOST:PORT/INDEX`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -116,6 +121,7 @@ impl HttpBackend {
             .max_idle_connections(pool.max(1))
             .max_idle_connections_per_host(pool.max(1))
             .timeout_global(Some(REQUEST_TIMEOUT))
+            .max_idle_age(MAX_IDLE_AGE)
             .build();
         HttpBackend {
             agent: ureq::Agent::new_with_config(config),
