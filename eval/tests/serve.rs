@@ -43,14 +43,21 @@ fn index(dir: &Path, n: usize) -> heddle::Index {
         ))
         .unwrap();
     }
-    w.add(heddle::Document::new("bats", "Bats", "bats host coronaviruses"))
-        .unwrap();
+    w.add(heddle::Document::new(
+        "bats",
+        "Bats",
+        "bats host coronaviruses",
+    ))
+    .unwrap();
     w.commit().unwrap();
     index
 }
 
 fn heddle_server(dir: &Path) -> RunningServer {
-    let service = Arc::new(HeddleService::new(index(dir, 20), heddle::Bm25Params::default()));
+    let service = Arc::new(HeddleService::new(
+        index(dir, 20),
+        heddle::Bm25Params::default(),
+    ));
     RunningServer::start(config(), "idx", service).unwrap()
 }
 
@@ -126,22 +133,37 @@ fn searches_answer_in_elasticsearchs_shape() {
     assert_eq!(v["hits"]["hits"][0]["_source"]["title"], "Bats");
     assert!(v["hits"]["hits"][0]["_score"].as_f64().unwrap() > 0.0);
     assert_eq!(v["hits"]["total"]["value"], 1);
-    assert_eq!(v["hits"]["total"]["relation"], "eq", "fewer than asked: every match");
+    assert_eq!(
+        v["hits"]["total"]["relation"], "eq",
+        "fewer than asked: every match"
+    );
     assert!(v["took"].is_u64());
 
     let (_, v) = search(addr, r#"{"query":{"match":{"flat":"covid"}},"size":5}"#);
     assert_eq!(ids(&v).len(), 5);
     assert_eq!(v["hits"]["total"]["relation"], "gte");
-    let (_, paged) = search(addr, r#"{"query":{"match":{"flat":"covid"}},"size":2,"from":3}"#);
+    let (_, paged) = search(
+        addr,
+        r#"{"query":{"match":{"flat":"covid"}},"size":2,"from":3}"#,
+    );
     assert_eq!(ids(&paged), ids(&v)[3..5]);
-    let (_, v) = search(addr, r#"{"query":{"multi_match":{"query":"bats","fields":["title^2","text"]}}}"#);
+    let (_, v) = search(
+        addr,
+        r#"{"query":{"multi_match":{"query":"bats","fields":["title^2","text"]}}}"#,
+    );
     assert_eq!(ids(&v)[0], "bats");
-    let (_, v) = search(addr, r#"{"query":{"heddle_fuse":{"query":"bats"}},"_source":false}"#);
+    let (_, v) = search(
+        addr,
+        r#"{"query":{"heddle_fuse":{"query":"bats"}},"_source":false}"#,
+    );
     assert_eq!(ids(&v)[0], "bats");
     assert!(v["hits"]["hits"][0].get("_source").is_none());
 
     let (status, v) = request(addr, "GET", "/", "");
-    assert_eq!((status, &v["version"]["distribution"]), (200, &Value::from("heddle")));
+    assert_eq!(
+        (status, &v["version"]["distribution"]),
+        (200, &Value::from("heddle"))
+    );
     let (status, v) = request(addr, "GET", "/_cluster/health", "");
     assert_eq!((status, &v["status"]), (200, &Value::from("green")));
     server.stop().unwrap();
@@ -160,17 +182,34 @@ fn bad_requests_get_a_4xx_naming_what_was_wrong() {
     assert_eq!(refused(a, "POST", s, wrong_field, "no field [author]"), 400);
     let unknown = r#"{"query":{"term":{"text":"x"}}}"#;
     assert_eq!(refused(a, "POST", s, unknown, "unknown query [term]"), 400);
-    for (size, needle) in [("0", "[size] 0"), ("-5", "-5"), ("1e3", "1000.0"), ("100000", "100000")] {
+    for (size, needle) in [
+        ("0", "[size] 0"),
+        ("-5", "-5"),
+        ("1e3", "1000.0"),
+        ("100000", "100000"),
+    ] {
         let body = format!(r#"{{"query":{{"match":{{"text":"x"}}}},"size":{size}}}"#);
         assert_eq!(refused(a, "POST", s, &body, needle), 400, "size {size}");
     }
     let q = r#"{"query":{"match":{"text":"x"}}}"#;
-    assert_eq!(refused(a, "POST", "/nope/_search", q, "no such index [nope]"), 404);
-    assert_eq!(refused(a, "POST", "/nope/_bulk", "{}", "no such index [nope]"), 404);
+    assert_eq!(
+        refused(a, "POST", "/nope/_search", q, "no such index [nope]"),
+        404
+    );
+    assert_eq!(
+        refused(a, "POST", "/nope/_bulk", "{}", "no such index [nope]"),
+        404
+    );
     assert_eq!(refused(a, "GET", "/idx/_mapping", "", "no handler"), 404);
     assert_eq!(refused(a, "DELETE", s, q, "Incorrect HTTP method"), 405);
-    let big = format!(r#"{{"query":{{"match":{{"text":"{}"}}}}}}"#, "a ".repeat(3000));
-    assert_eq!(refused(a, "POST", s, &big, "over this server's limit of 4096"), 413);
+    let big = format!(
+        r#"{{"query":{{"match":{{"text":"{}"}}}}}}"#,
+        "a ".repeat(3000)
+    );
+    assert_eq!(
+        refused(a, "POST", s, &big, "over this server's limit of 4096"),
+        413
+    );
     server.stop().unwrap();
 }
 
@@ -198,14 +237,21 @@ fn survives_malformed_http_slow_clients_and_abrupt_disconnects() {
 
     // A request line that is not HTTP: refused (400) and the connection closed.
     let answer = exchange(addr, b"GARBAGE\r\n\r\n");
-    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 400"), "{answer:?}");
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 400"),
+        "{answer:?}"
+    );
     let answer = exchange(addr, b"POST /idx/_search HTTP/9.9\r\nHost: t\r\n\r\n");
-    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1"), "{answer:?}");
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1"),
+        "{answer:?}"
+    );
 
     // Headers that never finish: the connection is closed at the header timeout
     // (500 ms here), long before the test's own read timeout.
     let mut slow = connect(addr);
-    slow.write_all(b"POST /idx/_search HTTP/1.1\r\nHost: t\r\n").unwrap();
+    slow.write_all(b"POST /idx/_search HTTP/1.1\r\nHost: t\r\n")
+        .unwrap();
     let started = Instant::now();
     let mut buf = Vec::new();
     let _ = slow.read_to_end(&mut buf);
@@ -236,7 +282,11 @@ fn survives_malformed_http_slow_clients_and_abrupt_disconnects() {
     drop(TcpStream::connect(addr).unwrap());
 
     let (status, v) = search(addr, ok);
-    assert_eq!((status, ids(&v)), (200, vec!["bats".to_string()]), "still serving");
+    assert_eq!(
+        (status, ids(&v)),
+        (200, vec!["bats".to_string()]),
+        "still serving"
+    );
     server.stop().unwrap();
 }
 
@@ -245,7 +295,11 @@ fn bulk_writes_are_visible_after_their_commit_and_a_refused_batch_commits_nothin
     let dir = tempfile::tempdir().unwrap();
     let server = heddle_server(dir.path());
     let a = server.addr();
-    let count = || request(a, "GET", "/idx/_count", "").1["count"].as_u64().unwrap();
+    let count = || {
+        request(a, "GET", "/idx/_count", "").1["count"]
+            .as_u64()
+            .unwrap()
+    };
     assert_eq!(count(), 21);
     let body = "{\"index\":{\"_id\":\"zebra\"}}\n{\"title\":\"Zebra\",\"text\":\"zebra stripes\"}\n\
                 {\"delete\":{\"_id\":\"bats\"}}\n{\"delete\":{\"_id\":\"absent\"}}\n";
@@ -262,11 +316,18 @@ fn bulk_writes_are_visible_after_their_commit_and_a_refused_batch_commits_nothin
     assert_eq!(count(), 21);
 
     // `create` of an existing id refuses the whole batch: the delete before it too.
-    let body = "{\"delete\":{\"_id\":\"d0\"}}\n{\"create\":{\"_id\":\"zebra\"}}\n{\"text\":\"again\"}\n";
-    assert_eq!(refused(a, "POST", "/idx/_bulk", body, "document [zebra]"), 409);
+    let body =
+        "{\"delete\":{\"_id\":\"d0\"}}\n{\"create\":{\"_id\":\"zebra\"}}\n{\"text\":\"again\"}\n";
+    assert_eq!(
+        refused(a, "POST", "/idx/_bulk", body, "document [zebra]"),
+        409
+    );
     assert_eq!(count(), 21, "nothing of the refused batch was committed");
     let bad = "{\"index\":{\"_id\":\"x\"}}\n{\"body\":\"misspelt\"}\n";
-    assert_eq!(refused(a, "POST", "/idx/_bulk", bad, "line 2: field [body]"), 400);
+    assert_eq!(
+        refused(a, "POST", "/idx/_bulk", bad, "line 2: field [body]"),
+        400
+    );
     server.stop().unwrap();
 }
 
@@ -286,7 +347,8 @@ fn a_commit_by_another_process_is_picked_up_by_the_reloader() {
     // the server's index only through the manifest on disk.
     let other = heddle::Index::open(dir.path().join("idx")).unwrap();
     let mut w = other.writer().unwrap();
-    w.add(heddle::Document::new("late", "Late", "okapi")).unwrap();
+    w.add(heddle::Document::new("late", "Late", "okapi"))
+        .unwrap();
     w.commit().unwrap();
     drop(w);
     let deadline = Instant::now() + IO_TIMEOUT;
@@ -303,7 +365,9 @@ fn a_commit_by_another_process_is_picked_up_by_the_reloader() {
 
 #[test]
 fn stopping_lets_a_request_in_flight_finish_and_then_refuses_connections() {
-    let backend = Arc::new(Synthetic::new(ServiceModel::constant(Duration::from_millis(700))));
+    let backend = Arc::new(Synthetic::new(ServiceModel::constant(
+        Duration::from_millis(700),
+    )));
     let server = RunningServer::start(
         config(),
         "idx",
@@ -314,7 +378,10 @@ fn stopping_lets_a_request_in_flight_finish_and_then_refuses_connections() {
     let client = std::thread::spawn(move || search(addr, r#"{"query":{"match":{"text":"x"}}}"#));
     let deadline = Instant::now() + IO_TIMEOUT;
     while backend.calls() == 0 {
-        assert!(Instant::now() < deadline, "the request never reached the backend");
+        assert!(
+            Instant::now() < deadline,
+            "the request never reached the backend"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     server.stop().expect("a graceful stop");

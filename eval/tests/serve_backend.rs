@@ -41,10 +41,21 @@ fn build_index(dir: &Path) -> std::path::PathBuf {
     let index = heddle::Index::create(&path, heddle::IndexSettings::default()).unwrap();
     let mut w = index.writer().unwrap();
     for i in 0..300 {
-        let words = ["covid", "masks", "transmission", "bats", "vaccine", "ventilation"];
+        let words = [
+            "covid",
+            "masks",
+            "transmission",
+            "bats",
+            "vaccine",
+            "ventilation",
+        ];
         let text: Vec<&str> = (0..=i % 5).map(|j| words[(i + j) % words.len()]).collect();
-        w.add(heddle::Document::new(format!("d{i}"), format!("t{i}"), text.join(" ")))
-            .unwrap();
+        w.add(heddle::Document::new(
+            format!("d{i}"),
+            format!("t{i}"),
+            text.join(" "),
+        ))
+        .unwrap();
     }
     w.commit().unwrap();
     path
@@ -60,7 +71,11 @@ fn over_http_the_same_queries_return_the_same_ids_as_in_process() {
     let local = HeddleFactory::default().open(&path).unwrap();
     for q in ["covid masks", "bats", "ventilation vaccine covid", "absent"] {
         for k in [1, 10, 1000] {
-            assert_eq!(http.search(q, k).unwrap(), local.search(q, k).unwrap(), "{q} k={k}");
+            assert_eq!(
+                http.search(q, k).unwrap(),
+                local.search(q, k).unwrap(),
+                "{q} k={k}"
+            );
         }
     }
     drop(http);
@@ -90,7 +105,10 @@ fn a_target_that_does_not_answer_the_subset_fails_at_open_with_its_reason() {
         pool: 1,
     };
     let e = format!("{:#}", f.open(Path::new("")).err().expect("refused"));
-    assert!(e.contains(&format!("POST http://{gone}/idx/_search")), "{e}");
+    assert!(
+        e.contains(&format!("POST http://{gone}/idx/_search")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -104,11 +122,24 @@ fn an_open_loop_rung_over_http_completes_every_request_and_times_its_client() {
     let live = LiveRung::new(4, 4, 100);
     let queries = QueryCycle::new(vec!["covid".to_string()], 0);
     let out = run_open_loop(&*http, &schedule, &queries, 10, &live);
-    assert_eq!(out.completions.errors, 0, "{:?}", out.completions.first_error);
+    assert_eq!(
+        out.completions.errors, 0,
+        "{:?}",
+        out.completions.first_error
+    );
     assert_eq!(out.completed() + out.shed(), 100);
-    let client = http.take_client_time().expect("an HTTP backend times its client");
-    assert_eq!(client.len(), out.completed(), "one client time per completed request");
-    assert!(http.take_client_time().unwrap().is_empty(), "taking starts over");
+    let client = http
+        .take_client_time()
+        .expect("an HTTP backend times its client");
+    assert_eq!(
+        client.len(),
+        out.completed(),
+        "one client time per completed request"
+    );
+    assert!(
+        http.take_client_time().unwrap().is_empty(),
+        "taking starts over"
+    );
     drop(http);
     server.stop().unwrap();
 }
@@ -155,7 +186,11 @@ fn a_stall_behind_http_still_fills_the_open_loop_tail() {
         out.completions.latency.max_micros(),
         out.elapsed_ns / 1_000_000
     );
-    assert_eq!(out.completions.errors, 0, "{:?}", out.completions.first_error);
+    assert_eq!(
+        out.completions.errors, 0,
+        "{:?}",
+        out.completions.first_error
+    );
     assert_eq!(out.shed(), 0);
     assert!(slow >= 41, "over HTTP only {slow} requests over 100 ms");
     drop(http);
@@ -185,7 +220,13 @@ fn the_serve_binary_stops_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let path = build_index(dir.path());
     let mut child = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
-        .args(["serve", "--index", path.to_str().unwrap(), "--addr", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--index",
+            path.to_str().unwrap(),
+            "--addr",
+            "127.0.0.1:0",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -231,7 +272,13 @@ fn serve_refuses_a_non_loopback_address_without_allow_remote() {
     let dir = tempfile::tempdir().unwrap();
     let path = build_index(dir.path());
     let out = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
-        .args(["serve", "--index", path.to_str().unwrap(), "--addr", "0.0.0.0:0"])
+        .args([
+            "serve",
+            "--index",
+            path.to_str().unwrap(),
+            "--addr",
+            "0.0.0.0:0",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -243,29 +290,52 @@ fn serve_refuses_a_non_loopback_address_without_allow_remote() {
 fn bench_target_reports_the_url_and_the_clients_own_time() {
     let dir = tempfile::tempdir().unwrap();
     let queries = dir.path().join("queries.jsonl");
-    std::fs::write(&queries, "{\"_id\":\"q1\",\"text\":\"covid\"}\n{\"_id\":\"q2\",\"text\":\"bats\"}\n")
-        .unwrap();
+    std::fs::write(
+        &queries,
+        "{\"_id\":\"q1\",\"text\":\"covid\"}\n{\"_id\":\"q2\",\"text\":\"bats\"}\n",
+    )
+    .unwrap();
     let json = dir.path().join("out.json");
-    let backend: Arc<dyn Backend> =
-        Arc::new(Synthetic::new(ServiceModel::constant(Duration::from_micros(100))));
+    let backend: Arc<dyn Backend> = Arc::new(Synthetic::new(ServiceModel::constant(
+        Duration::from_micros(100),
+    )));
     let server =
         RunningServer::start(config(2), "idx", Arc::new(BackendService::new(backend))).unwrap();
     let url = format!("http://{}/idx", server.addr());
     let q = queries.to_str().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
         .args(["bench", "--target", &url, "--queries", q, "--rates", "100"])
-        .args(["--samples", "200", "--min-duration", "0", "--inflight", "4", "--warmup", "10"])
+        .args([
+            "--samples",
+            "200",
+            "--min-duration",
+            "0",
+            "--inflight",
+            "4",
+            "--warmup",
+            "10",
+        ])
         .args(["--json", json.to_str().unwrap()])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains(&format!("target {url} (over HTTP)")), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("target {url} (over HTTP)")),
+        "{stdout}"
+    );
     assert!(stdout.contains("HTTP client's own time"), "{stdout}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["settings"]["target"], url.as_str());
-    assert_eq!(report["settings"]["threads"], 4, "one worker per in-flight request");
+    assert_eq!(
+        report["settings"]["threads"], 4,
+        "one worker per in-flight request"
+    );
     let rung = &report["engines"][0]["rungs"][0];
     assert_eq!(rung["errors"], 0);
     assert_eq!(rung["client_us"]["count"], rung["completed"]);
@@ -277,7 +347,10 @@ fn bench_target_reports_the_url_and_the_clients_own_time() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && stderr.contains(needle), "{extra:?}: {stderr}");
+        assert!(
+            !out.status.success() && stderr.contains(needle),
+            "{extra:?}: {stderr}"
+        );
     };
     refuse(&["--writes"], "--writes --target");
     refuse(&["--threads", "2"], "--threads");

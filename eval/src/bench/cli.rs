@@ -10,7 +10,6 @@ use anyhow::{Context, bail, ensure};
 use clap::Args;
 
 use super::backend::{Backend, BackendFactory, HeddleFactory};
-use crate::serve::{HttpFactory, Target};
 use super::ladder::{calibrate, derived, derived_with, named, run_ladder, warm_up};
 use super::loadgen::Arrivals;
 use super::queries::QueryCycle;
@@ -22,6 +21,7 @@ use super::report::{
 use super::sequential::per_query::{self, PerQueryReport};
 use super::sequential::{SequentialReport, passes_for, run_sequential};
 use crate::env::Environment;
+use crate::serve::{HttpFactory, Target};
 
 /// `heddle-eval bench`: an open-loop ladder of query rates. Request `i` of a rung is due
 /// at a scheduled time whatever earlier requests are doing, and its latency runs from
@@ -29,7 +29,13 @@ use crate::env::Environment;
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// The index to search (each engine opens it its own way); not needed with --target.
-    #[arg(long, value_name = "DIR", required_unless_present = "target", default_value = ".", hide_default_value = true)]
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "target",
+        default_value = ".",
+        hide_default_value = true
+    )]
     pub index: PathBuf,
 
     /// Drive a search server over HTTP instead of an engine in this process:
@@ -42,7 +48,12 @@ pub struct BenchArgs {
 
     /// The field each `match` query names with --target [default: flat, heddle's title
     /// and text as one; for Elasticsearch name a field of its mapping, e.g. text].
-    #[arg(long, value_name = "FIELD", default_value = "flat", requires = "target")]
+    #[arg(
+        long,
+        value_name = "FIELD",
+        default_value = "flat",
+        requires = "target"
+    )]
     pub target_field: String,
 
     /// BEIR queries.jsonl (or the directory holding it) or a TREC topics file

@@ -57,18 +57,6 @@ pub struct ServeArgs {
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let bm25 = bm25_flags(args.k1, args.b)?;
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => args
-            .index
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .with_context(|| format!("naming {}: give --name", args.index.display()))?,
-    };
-    if name.is_empty() || name.starts_with('_') || name.contains(['/', '?', '#', ' ']) {
-        bail!("index name {name:?}: a path segment that does not start with _ (give --name)");
-    }
     let seconds = |flag: &str, s: f64| -> anyhow::Result<Duration> {
         Duration::try_from_secs_f64(s)
             .ok()
@@ -85,10 +73,22 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     config.body_timeout = config.header_timeout;
     config.grace = seconds("--grace", args.grace)?;
 
-    let listener = bind(&config)?;
-    let addr = listener.local_addr()?;
     let index = heddle::Index::open(&args.index)
         .with_context(|| format!("opening {}", args.index.display()))?;
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => args
+            .index
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .with_context(|| format!("naming {}: give --name", args.index.display()))?,
+    };
+    if name.is_empty() || name.starts_with('_') || name.contains(['/', '?', '#', ' ']) {
+        bail!("index name {name:?}: a path segment that does not start with _ (give --name)");
+    }
+    let listener = bind(&config)?;
+    let addr = listener.local_addr()?;
     let _reloader = match args.reload_ms {
         0 => None,
         ms => Some(Reloader::start(index.clone(), Duration::from_millis(ms))?),
@@ -111,7 +111,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 _ = term.recv() => "SIGTERM",
                 _ = int.recv() => "SIGINT",
             };
-            eprintln!("heddle-eval serve: {which}: no new connections; finishing requests in flight");
+            eprintln!(
+                "heddle-eval serve: {which}: no new connections; finishing requests in flight"
+            );
         };
         serve(listener, name, service, config, shutdown).await
     })?;

@@ -179,7 +179,9 @@ mod tests {
         assert!(r("{\"delete\":{}}").contains("[_id]"));
         assert!(r("{\"delete\":{\"_id\":\"a\",\"_index\":\"other\"}}").contains("other"));
         assert!(r("{\"update\":{\"_id\":\"a\"}}\n{}").contains("[update]"));
-        assert!(r("{\"index\":{\"_id\":\"a\"}}\n{\"body\":\"x\"}").contains("line 2: field [body]"));
+        assert!(
+            r("{\"index\":{\"_id\":\"a\"}}\n{\"body\":\"x\"}").contains("line 2: field [body]")
+        );
         assert!(r("{\"index\":{\"_id\":\"a\"}}\n{\"text\":3}").contains("[text]"));
         assert!(r("nope").contains("line 1: not JSON"));
     }

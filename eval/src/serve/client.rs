@@ -43,16 +43,16 @@ impl Target {
     pub fn parse(url: &str) -> anyhow::Result<Target> {
         let Some(rest) = url.strip_prefix("http://") else {
             if url.starts_with("https://") {
-                bail!("--target {url}: https is not supported (this build has no TLS); use http://");
+                bail!(
+                    "--target {url}: https is not supported (this build has no TLS); use http://"
+                );
             }
             bail!("--target {url}: expected http://HOST:PORT/INDEX");
         };
         let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
         let index = path.trim_end_matches('/');
         if host.is_empty() || index.is_empty() || index.contains('/') {
-            bail!(
-                "--target {url}: expected http://HOST:PORT/INDEX, one index name after the host"
-            );
+            bail!("--target {url}: expected http://HOST:PORT/INDEX, one index name after the host");
         }
         Ok(Target {
             base: format!("http://{host}"),
@@ -66,7 +66,9 @@ impl Target {
         let (host, port) = host_port.rsplit_once(':')?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let local = host == "localhost"
-            || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
         local.then(|| port.parse().ok()).flatten()
     }
 
@@ -128,7 +130,9 @@ impl HttpBackend {
             search_url: format!("{}/_search", target.url()),
             field: field.to_string(),
             client: Mutex::new(LatencyHistogram::default()),
-            server_pid: target.local_port().and_then(crate::bench::probe::listener_pid),
+            server_pid: target
+                .local_port()
+                .and_then(crate::bench::probe::listener_pid),
         }
     }
 }
@@ -193,7 +197,10 @@ impl Backend for HttpBackend {
             format!(
                 "{} answered without hits.hits[]._id: {}",
                 self.search_url,
-                String::from_utf8_lossy(&bytes).chars().take(300).collect::<String>()
+                String::from_utf8_lossy(&bytes)
+                    .chars()
+                    .take(300)
+                    .collect::<String>()
             )
         })?;
         let ids = parsed.hits.hits.into_iter().map(|h| h.id).collect();

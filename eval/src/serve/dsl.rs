@@ -114,8 +114,7 @@ pub fn parse_search(body: &[u8]) -> Result<SearchRequest, ApiError> {
             }
         }
     }
-    let query =
-        query.ok_or_else(|| ApiError::parsing("the search body has no [query] to run"))?;
+    let query = query.ok_or_else(|| ApiError::parsing("the search body has no [query] to run"))?;
     let size = match size {
         None => DEFAULT_SIZE as u64,
         Some(0) => {
@@ -361,8 +360,10 @@ mod tests {
 
     #[test]
     fn multi_match_reads_boosts_and_type() {
-        let r = parse(r#"{"query":{"multi_match":{"query":"q","fields":["title^2","text"],"type":"rrf"}}}"#)
-            .unwrap();
+        let r = parse(
+            r#"{"query":{"multi_match":{"query":"q","fields":["title^2","text"],"type":"rrf"}}}"#,
+        )
+        .unwrap();
         assert_eq!(
             r.query,
             Query::MultiMatch {
@@ -371,10 +372,13 @@ mod tests {
                 kind: MultiMatchKind::Rrf
             }
         );
-        assert!(reason(r#"{"query":{"multi_match":{"query":"q","fields":["title^-1"]}}}"#)
-            .contains("title^-1"));
-        assert!(reason(r#"{"query":{"multi_match":{"query":"q","type":"phrase"}}}"#)
-            .contains("phrase"));
+        assert!(
+            reason(r#"{"query":{"multi_match":{"query":"q","fields":["title^-1"]}}}"#)
+                .contains("title^-1")
+        );
+        assert!(
+            reason(r#"{"query":{"multi_match":{"query":"q","type":"phrase"}}}"#).contains("phrase")
+        );
     }
 
     #[test]
@@ -384,9 +388,13 @@ mod tests {
         assert!(reason("[1]").contains("object"));
         assert!(reason(r#"{"size":3}"#).contains("no [query]"));
         assert!(reason(r#"{"query":{"match_all":{}}}"#).contains("[match_all]"));
-        assert!(reason(r#"{"query":{"match":{"text":"a","title":"b"}}}"#).contains("exactly one field"));
-        assert!(reason(r#"{"query":{"match":{"text":{"query":"a","fuzziness":2}}}}"#)
-            .contains("[fuzziness]"));
+        assert!(
+            reason(r#"{"query":{"match":{"text":"a","title":"b"}}}"#).contains("exactly one field")
+        );
+        assert!(
+            reason(r#"{"query":{"match":{"text":{"query":"a","fuzziness":2}}}}"#)
+                .contains("[fuzziness]")
+        );
         assert!(reason(r#"{"query":{"match":{"text":7}}}"#).contains("[text]"));
         assert!(reason(r#"{"query":{"match":{"text":"a"}},"aggs":{}}"#).contains("[aggs]"));
         assert!(reason(r#"{"query":{"match":{"text":"a"}},"size":0}"#).contains("[size] 0"));

@@ -16,7 +16,8 @@
 //! | `POST /{index}/_bulk` | `index`/`create`/`delete` lines applied in one commit |
 //! | `GET /{index}/_count` | `{"count": live documents}` |
 //!
-//! The query subset is in [`dsl`]; the bulk format in [`bulk`].
+//! The query subset is described at [`parse_search`]'s module (`dsl.rs`), the bulk format
+//! at [`parse_bulk`]'s (`bulk.rs`).
 
 mod bulk;
 mod client;

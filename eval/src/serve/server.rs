@@ -61,12 +61,9 @@ pub fn bind(config: &ServerConfig) -> anyhow::Result<StdListener> {
             config.addr
         );
     }
-    anyhow::ensure!(
-        config.search_threads >= 1,
-        "--threads must be at least 1"
-    );
-    let listener = StdListener::bind(config.addr)
-        .with_context(|| format!("listening on {}", config.addr))?;
+    anyhow::ensure!(config.search_threads >= 1, "--threads must be at least 1");
+    let listener =
+        StdListener::bind(config.addr).with_context(|| format!("listening on {}", config.addr))?;
     listener
         .set_nonblocking(true)
         .context("making the listener non-blocking")?;

@@ -100,7 +100,12 @@ impl HeddleService {
                 let mut r = Retrieval::single(Field::Flat, self.bm25, hits, false);
                 r.streams = fields
                     .iter()
-                    .map(|(name, _)| Ok(StreamSpec { field: field(name)?, bm25: None }))
+                    .map(|(name, _)| {
+                        Ok(StreamSpec {
+                            field: field(name)?,
+                            bm25: None,
+                        })
+                    })
                     .collect::<Result<_, ApiError>>()?;
                 r.weights = fields.iter().map(|(_, w)| *w).collect();
                 r.combine = match kind {
@@ -207,7 +212,11 @@ impl SearchService for HeddleService {
                 BulkOp::Index(doc) => {
                     let existed = writer.delete(&doc.id);
                     add(&mut writer, doc)?;
-                    if existed { (200, "updated") } else { (201, "created") }
+                    if existed {
+                        (200, "updated")
+                    } else {
+                        (201, "created")
+                    }
                 }
                 BulkOp::Create(doc) => {
                     add(&mut writer, doc)?;

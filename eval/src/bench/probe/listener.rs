@@ -14,7 +14,11 @@ pub fn listener_pid(port: u16) -> Option<u32> {
         .find_map(|table| listening_inode(&table, port))?;
     let wanted = format!("socket:[{inode}]");
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
@@ -63,7 +67,11 @@ mod tests {
     fn finds_the_listening_row_by_port() {
         let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1\n   1: 0100007F:1F91 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 77 1\n";
         assert_eq!(listening_inode(table, 0x1F90), Some(4242));
-        assert_eq!(listening_inode(table, 0x1F91), None, "established, not listening");
+        assert_eq!(
+            listening_inode(table, 0x1F91),
+            None,
+            "established, not listening"
+        );
     }
 
     #[test]
