@@ -172,11 +172,12 @@ fn a_stall_behind_http_still_fills_the_open_loop_tail() {
         Arc::new(BackendService::new(switch.clone())),
     )
     .unwrap();
-    let http = factory(&server, 64).open(Path::new("")).unwrap();
+    let http = factory(&server, 128).open(Path::new("")).unwrap();
     // The in-process test's rung: one worker, no shedding; over HTTP one worker per
     // in-flight request (as `bench --target` runs), the server's one search thread
-    // being the single server the stall stops.
-    let live = LiveRung::new(64, 64, 200);
+    // being the single server the stall stops. The stall holds about 60 requests: a
+    // cap of 128 leaves room for a slow machine without shedding.
+    let live = LiveRung::new(128, 128, 200);
     let out = run_open_loop_from(&*http, &schedule, &queries, 10, &live, origin);
     let slow = out.completions.latency.count_above(SLOW);
     eprintln!(
