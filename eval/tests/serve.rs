@@ -391,3 +391,38 @@ fn stopping_lets_a_request_in_flight_finish_and_then_refuses_connections() {
     assert_eq!(status, 200, "the request in flight finished: {v}");
     assert!(TcpStream::connect(addr).is_err(), "no longer listening");
 }
+
+#[test]
+fn a_slow_search_does_not_stop_the_server_accepting_and_answering() {
+    // One search thread, held by a 3 s search: the reactor must still accept and answer.
+    let backend = Arc::new(Synthetic::new(ServiceModel::constant(Duration::from_secs(
+        3,
+    ))));
+    let mut c = config();
+    c.search_threads = 1;
+    let server =
+        RunningServer::start(c, "idx", Arc::new(BackendService::new(backend.clone()))).unwrap();
+    let addr = server.addr();
+    let slow = std::thread::spawn(move || search(addr, r#"{"query":{"match":{"text":"x"}}}"#));
+    let deadline = Instant::now() + IO_TIMEOUT;
+    while backend.calls() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the search never reached the backend"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (status, v) = request(addr, "GET", "/_cluster/health", "");
+    assert_eq!(status, 200, "{v}");
+    let (status, _) = request(addr, "POST", "/idx/_search", "{bad");
+    assert_eq!(
+        status, 400,
+        "a bad request is refused without waiting for a search thread"
+    );
+    assert!(
+        !slow.is_finished(),
+        "both answers came while the slow search still held the only search thread"
+    );
+    assert_eq!(slow.join().unwrap().0, 200);
+    server.stop().unwrap();
+}
