@@ -155,6 +155,7 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
     warm_up(&*backend, &queries, queries.len() as u64, args.k);
     let settings = Settings {
         index: args.index.display().to_string(),
+        target: None,
         queries: args.queries.display().to_string(),
         query_count: queries.len(),
         arrivals: Arrivals::Uniform,

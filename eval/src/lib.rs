@@ -9,3 +9,4 @@ pub mod formats;
 pub mod html;
 pub mod progress;
 pub mod quality;
+pub mod serve;

@@ -29,6 +29,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 fn settings(threads: usize, inflight: usize, k: usize) -> Settings {
     Settings {
         index: "-".into(),
+        target: None,
         queries: "-".into(),
         query_count: 1,
         arrivals: Arrivals::Uniform,

@@ -587,6 +587,8 @@ mod tests {
             involuntary_switches: Spread::single(0),
             lag_p99_us: None,
             lag_max_us: None,
+            client_p50_us: None,
+            client_p99_us: None,
         }
     }
 

@@ -21,15 +21,40 @@ use super::report::{
 use super::sequential::per_query::{self, PerQueryReport};
 use super::sequential::{SequentialReport, passes_for, run_sequential};
 use crate::env::Environment;
+use crate::serve::{HttpFactory, Target};
 
 /// `heddle-eval bench`: an open-loop ladder of query rates. Request `i` of a rung is due
 /// at a scheduled time whatever earlier requests are doing, and its latency runs from
 /// that time to its completion. See docs/PERF.md for every rule the figures obey.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// The index to search (each engine opens it its own way).
-    #[arg(long, value_name = "DIR")]
+    /// The index to search (each engine opens it its own way); not needed with --target.
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "target",
+        default_value = ".",
+        hide_default_value = true
+    )]
     pub index: PathBuf,
+
+    /// Drive a search server over HTTP instead of an engine in this process:
+    /// `http://HOST:PORT/INDEX`, any server speaking the Elasticsearch `_search` subset
+    /// of `heddle-eval serve` (Elasticsearch, OpenSearch, Quickwit's ES endpoint). Each
+    /// in-flight request has its own worker and keep-alive connection (--inflight sets
+    /// both); the client's own time per request is reported per rung.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["engines", "baseline", "threads"])]
+    pub target: Option<String>,
+
+    /// The field each `match` query names with --target [default: flat, heddle's title
+    /// and text as one; for Elasticsearch name a field of its mapping, e.g. text].
+    #[arg(
+        long,
+        value_name = "FIELD",
+        default_value = "flat",
+        requires = "target"
+    )]
+    pub target_field: String,
 
     /// BEIR queries.jsonl (or the directory holding it) or a TREC topics file
     /// (`qid<TAB>text`); requests cycle through the queries in a seeded shuffled order.
@@ -235,6 +260,15 @@ pub fn measure(
         !args.writes,
         "--writes is the writes arm: run it with heddle_eval::bench::writes::run"
     );
+    // With --target the engine is the server at that URL, whatever this binary registers.
+    let http: Vec<Box<dyn BackendFactory>>;
+    let engines = match http_engine(args)? {
+        Some(factory) => {
+            http = vec![Box::new(factory)];
+            &http[..]
+        }
+        None => engines,
+    };
     let chosen = select(engines, &args.engines)?;
     if let Some(base) = &args.baseline {
         ensure!(
@@ -245,7 +279,7 @@ pub fn measure(
     let queries = QueryCycle::load(&args.queries, args.seed)?;
     let settings = settings(args, queries.len())?;
     check_outputs(args)?;
-    let environment = Environment::capture(&args.index);
+    let environment = Environment::capture(&environment_dir(args));
 
     let mut opened: Vec<(String, Arc<dyn Backend>, f64)> = Vec::new();
     for factory in chosen {
@@ -459,6 +493,29 @@ impl Partial<'_> {
     }
 }
 
+/// `--target`'s engine: a keep-alive pool as large as the in-flight cap, so that every
+/// admitted request has a worker and a connection of its own.
+fn http_engine(args: &BenchArgs) -> anyhow::Result<Option<HttpFactory>> {
+    let Some(url) = &args.target else {
+        return Ok(None);
+    };
+    Ok(Some(HttpFactory {
+        target: Target::parse(url)?,
+        field: args.target_field.clone(),
+        pool: settings(args, 1)?.inflight,
+    }))
+}
+
+/// Where the environment's storage and fsync cost are measured: the index, or with
+/// --target (the index is the server's) the temporary directory of this machine.
+fn environment_dir(args: &BenchArgs) -> PathBuf {
+    if args.target.is_some() {
+        std::env::temp_dir()
+    } else {
+        args.index.clone()
+    }
+}
+
 /// Every output path is checked before the first rung: a run of many minutes must not
 /// end in "cannot write".
 fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
@@ -509,6 +566,13 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
     ensure!(threads >= 1, "--threads must be at least 1");
     let inflight = args.inflight.unwrap_or(4 * threads);
     ensure!(inflight >= 1, "--inflight must be at least 1");
+    // Over HTTP a worker only waits on its connection: one worker per in-flight request,
+    // so that an admitted request starts at once and no queue hides in the client.
+    let threads = if args.target.is_some() {
+        inflight
+    } else {
+        threads
+    };
     ensure!(args.samples >= 1, "--samples must be at least 1");
     ensure!(args.repeat >= 1, "--repeat must be at least 1");
     ensure!(
@@ -543,8 +607,17 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
             "--fractions: {f} is not a positive fraction"
         );
     }
+    let target = args.target.as_deref().map(Target::parse).transpose()?;
+    let in_process_bm25 = match target {
+        Some(_) => None,
+        None => Some(bm25(args)?),
+    };
     Ok(Settings {
-        index: args.index.display().to_string(),
+        index: match &target {
+            Some(t) => t.url(),
+            None => args.index.display().to_string(),
+        },
+        target: target.map(|t| t.url()),
         queries: args.queries.display().to_string(),
         query_count,
         arrivals: args.arrivals,
@@ -554,8 +627,8 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         samples: args.samples,
         min_duration_secs: args.min_duration,
         k: args.k,
-        k1: Some(bm25(args)?.k1),
-        b: Some(bm25(args)?.b),
+        k1: in_process_bm25.map(|p| p.k1),
+        b: in_process_bm25.map(|p| p.b),
         seed: args.seed,
         repeat: args.repeat,
         baseline: args.baseline.clone(),

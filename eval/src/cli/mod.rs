@@ -12,6 +12,7 @@ mod quality;
 mod ranking;
 mod read_loop;
 mod search;
+mod serve;
 
 use clap::{Parser, Subcommand};
 
@@ -52,6 +53,8 @@ pub enum Command {
     Quality(quality::QualityArgs),
     /// Compare two TREC runs query by query: differences with paired bootstrap intervals.
     CompareRuns(compare_runs::CompareRunsArgs),
+    /// Serve an index over HTTP: an Elasticsearch `_search`/`_bulk` subset.
+    Serve(serve::ServeArgs),
     /// Two builds in matched ABBA runs: per-figure verdicts gated by the noise floor.
     Ab(crate::ab::AbArgs),
 }
@@ -74,6 +77,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ReadLoop(args) => read_loop::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::CompareRuns(args) => compare_runs::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Ab(args) => crate::ab::run(&args).map(drop),
     }
 }

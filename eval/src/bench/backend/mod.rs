@@ -25,6 +25,21 @@ pub trait Backend: Send + Sync {
         Ok(None)
     }
 
+    /// The time this backend spent in its own client code since the last call (for a
+    /// backend reached over a network: building each request, parsing each answer), one
+    /// value per request, and starts over; `None` for an engine called in-process. The
+    /// rung reports it, so that the instrument's own overhead is visible.
+    fn take_client_time(&self) -> Option<crate::bench::stats::LatencyHistogram> {
+        None
+    }
+
+    /// The pid of a process on this machine that does this backend's work (the server
+    /// behind a loopback `--target`): its CPU is the system measured, not another
+    /// tenant disturbing the rung. `None` for an engine in this process.
+    fn local_server(&self) -> Option<u32> {
+        None
+    }
+
     /// Adds documents (the writes arm). Engines that cannot write return [`Unsupported`].
     fn add_documents(&self, docs: &[::heddle::Document]) -> anyhow::Result<()> {
         let _ = docs;

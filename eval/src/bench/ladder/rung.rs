@@ -48,12 +48,15 @@ pub fn run_rung(
         spec.engine, spec.label, spec.rate, spec.requests
     );
     let load_start = load_average();
-    let cpu_start = CpuReading::now();
+    let server = backend.local_server();
+    let cpu_start = CpuReading::now_with(server);
+    // Starts the client's own clock over (warm-up and earlier rungs are not this rung).
+    let _ = backend.take_client_time();
     let (outcome, probes) = measure(
         || eprintln!("bench: {}", progress_line(spec, &live.progress())),
         || run_open_loop(backend, &schedule, queries, settings.k, &live),
     );
-    let cpu_end = CpuReading::now();
+    let cpu_end = CpuReading::now_with(server);
     let others_cpu = cpu_end.others_since(&cpu_start);
     let steal_cpu = cpu_end.steal_since(&cpu_start);
     let load_end = load_average();
@@ -64,6 +67,7 @@ pub fn run_rung(
         probes.memory,
         probes.suspended,
     );
+    report.client_us = backend.take_client_time().map(|h| LatencySummary::of(&h));
     report.load_start = load_start;
     report.load_end = load_end;
     report.others_cpu = others_cpu;
@@ -184,6 +188,7 @@ pub(crate) fn rung_report(
             p99: outcome.dispatch.lag.reported(P99),
             max: outcome.dispatch.lag.max_micros(),
         },
+        client_us: None,
         process,
         memory,
         suspended_secs: suspended.map(|s| s.as_secs_f64()),

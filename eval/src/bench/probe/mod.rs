@@ -4,6 +4,7 @@
 //! that disturbed a rung.
 
 mod disturbance;
+mod listener;
 mod load;
 mod measure;
 mod others;
@@ -15,6 +16,7 @@ mod suspend;
 pub use disturbance::{
     LAG_P99_OVER_P50, OTHERS_SHARE_OF_CORES, SUSPEND_NOTICE, Signals, disturbances,
 };
+pub use listener::{listener_pid, process_cpu};
 pub use load::load_average;
 pub use measure::{Measured, measure};
 pub use others::CpuReading;

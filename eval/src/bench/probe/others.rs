@@ -24,10 +24,19 @@ pub struct CpuReading {
     machine_busy: Option<Duration>,
     machine_steal: Option<Duration>,
     own: Duration,
+    /// CPU time of the local server behind `bench --target`, if one was found: part of
+    /// the system measured, so not another tenant's.
+    served: Duration,
 }
 
 impl CpuReading {
     pub fn now() -> Self {
+        CpuReading::now_with(None)
+    }
+
+    /// A reading that counts process `server` (a local server the bench drives over
+    /// HTTP) as part of this process.
+    pub fn now_with(server: Option<u32>) -> Self {
         let own = Rusage::now();
         let machine = machine_times();
         CpuReading {
@@ -35,6 +44,9 @@ impl CpuReading {
             machine_busy: machine.map(|m| m.0),
             machine_steal: machine.map(|m| m.1),
             own: own.user + own.system,
+            served: server
+                .and_then(super::process_cpu)
+                .unwrap_or(Duration::ZERO),
         }
     }
 
@@ -50,7 +62,7 @@ impl CpuReading {
     pub fn others_since(&self, earlier: &CpuReading) -> Option<f64> {
         let wall = self.at.duration_since(earlier.at).as_secs_f64();
         let busy = self.machine_busy?.checked_sub(earlier.machine_busy?)?;
-        let own = self.own.saturating_sub(earlier.own);
+        let own = self.own.saturating_sub(earlier.own) + self.served.saturating_sub(earlier.served);
         (wall > 0.0).then(|| (busy.as_secs_f64() - own.as_secs_f64()).max(0.0) / wall)
     }
 }

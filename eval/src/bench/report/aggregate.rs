@@ -70,5 +70,7 @@ fn summarise_one(reps: &[&RungReport]) -> RungSummary {
         involuntary_switches: u(|r| r.process.involuntary_switches),
         lag_p99_us: o(|r| r.dispatcher_lag_us.p99),
         lag_max_us: o(|r| r.dispatcher_lag_us.max),
+        client_p50_us: o(|r| r.client_us.as_ref().and_then(|c| c.p50)),
+        client_p99_us: o(|r| r.client_us.as_ref().and_then(|c| c.p99)),
     }
 }

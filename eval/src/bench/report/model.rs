@@ -48,7 +48,12 @@ fn finished() -> bool {
 /// The settings every rung ran with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
+    /// The index searched, or with `--target` the URL driven.
     pub index: String,
+    /// `bench --target`: the search server's URL (`http://HOST:PORT/INDEX`) that every
+    /// request went to; absent for engines in this process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     pub queries: String,
     pub query_count: usize,
     pub arrivals: Arrivals,
@@ -203,6 +208,10 @@ pub struct RungReport {
     pub service_us: LatencySummary,
     /// How late the dispatcher issued requests: the instrument's health.
     pub dispatcher_lag_us: LagSummary,
+    /// Over HTTP (`--target`): the time per request spent in the client itself,
+    /// building the request and parsing the answer (part of the latency above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_us: Option<LatencySummary>,
     pub process: RusageDelta,
     pub memory: MemoryTrack,
     /// Time the machine spent suspended during the rung, if known.
@@ -279,4 +288,9 @@ pub struct RungSummary {
     pub involuntary_switches: Spread<u64>,
     pub lag_p99_us: Option<Spread<u64>>,
     pub lag_max_us: Option<Spread<u64>>,
+    /// Over HTTP: the client's own time per request (`RungReport::client_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_p99_us: Option<Spread<u64>>,
 }

@@ -33,6 +33,7 @@ pub fn render_table_as(report: &BenchReport, width: Width) -> String {
     warmups(report, &mut out);
     latency(report, width, &mut out);
     process(report, width, &mut out);
+    client(report, width, &mut out);
     comparison(report, &mut out);
     notes(report, width, &mut out);
     if !report.complete {
@@ -91,7 +92,14 @@ fn header(r: &BenchReport, out: &mut String) {
         let _ = writeln!(out, "  heddle ranks with BM25 k1={k1} b={b}");
     }
 
-    let _ = writeln!(out, "{}", fit(format!("  index {}", s.index)));
+    match &s.target {
+        Some(url) => {
+            let _ = writeln!(out, "{}", fit(format!("  target {url} (over HTTP)")));
+        }
+        None => {
+            let _ = writeln!(out, "{}", fit(format!("  index {}", s.index)));
+        }
+    }
     let _ = writeln!(
         out,
         "{}",
@@ -304,6 +312,30 @@ fn process(r: &BenchReport, width: Width, out: &mut String) {
     let _ = writeln!(
         out,
         "process during each rung (dispatcher lag = how late requests were issued)"
+    );
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// Over HTTP (`--target`): the client's own time per request, the instrument's overhead
+/// inside each latency above. Absent for engines in this process.
+fn client(r: &BenchReport, width: Width, out: &mut String) {
+    if !r.summary.iter().any(|s| s.client_p50_us.is_some()) {
+        return;
+    }
+    let mut t = Table::new(&["engine", "offered/s", "client p50", "client p99"]);
+    for s in &r.summary {
+        t.row(vec![
+            s.engine.clone(),
+            rate(s.offered_rate),
+            fig_or_dash(&s.client_p50_us, width, micros),
+            fig_or_dash(&s.client_p99_us, width, micros),
+        ]);
+    }
+    let _ = writeln!(
+        out,
+        "HTTP client's own time per request (building the body, parsing the answer; part \
+         of each latency)"
     );
     out.push_str(&t.render());
     out.push('\n');

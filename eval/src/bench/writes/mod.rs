@@ -239,6 +239,12 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
 fn check_flags(args: &BenchArgs) -> anyhow::Result<()> {
     ensure!(args.writes, "the writes arm runs with --writes");
     ensure!(
+        args.target.is_none(),
+        "--writes --target: the writes arm copies the index and commits into the copy in \
+         this process, which a server's index cannot be; to see what commits cost a \
+         server's reads, run `bench --target` while another client posts to its _bulk"
+    );
+    ensure!(
         args.rates.is_empty() && args.fractions.is_empty(),
         "--rates and --fractions shape the ladder; the writes arm reads at one --rate"
     );

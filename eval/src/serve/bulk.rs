@@ -1,0 +1,188 @@
+//! The `_bulk` body: newline-delimited JSON, an action line then (for `index` and
+//! `create`) a document line, as Elasticsearch reads it.
+//!
+//! ```text
+//! {"index": {"_id": "d1"}}
+//! {"title": "Bats", "text": "Bats host many coronaviruses."}
+//! {"delete": {"_id": "d2"}}
+//! ```
+//!
+//! The whole body is parsed before anything is written, so a malformed line refuses
+//! the batch (naming the line) and commits nothing — where Elasticsearch would apply
+//! the lines before it.
+
+use serde_json::Value;
+
+use super::error::ApiError;
+
+/// One operation of a bulk request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BulkOp {
+    /// `index`: add the document, replacing one with the same id.
+    Index(heddle::Document),
+    /// `create`: add the document; an existing id refuses the batch.
+    Create(heddle::Document),
+    /// `delete`: remove the document if it exists.
+    Delete(String),
+}
+
+impl BulkOp {
+    /// The action's name, as the response's `items` key it.
+    pub fn action(&self) -> &'static str {
+        match self {
+            BulkOp::Index(_) => "index",
+            BulkOp::Create(_) => "create",
+            BulkOp::Delete(_) => "delete",
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        match self {
+            BulkOp::Index(d) | BulkOp::Create(d) => &d.id,
+            BulkOp::Delete(id) => id,
+        }
+    }
+}
+
+/// Parses a bulk body for the index named `index` (an action's `_index`, if given, must
+/// be it). Blank lines are skipped.
+pub fn parse_bulk(body: &[u8], index: &str) -> Result<Vec<BulkOp>, ApiError> {
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::parsing(format!("the bulk body is not UTF-8: {e}")))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty());
+    let mut ops = Vec::new();
+    while let Some((n, line)) = lines.next() {
+        let action: Value = serde_json::from_str(line)
+            .map_err(|e| ApiError::parsing(format!("bulk line {n}: not JSON: {e}")))?;
+        let Some((name, meta)) = action
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.iter().next())
+        else {
+            return Err(ApiError::parsing(format!(
+                "bulk line {n}: an action line is one of {{\"index\"|\"create\"|\"delete\": \
+                 {{\"_id\": \"…\"}}}}"
+            )));
+        };
+        let id = action_id(n, name, meta, index)?;
+        let op = match name.as_str() {
+            "delete" => BulkOp::Delete(id),
+            "index" | "create" => {
+                let Some((m, source)) = lines.next() else {
+                    return Err(ApiError::parsing(format!(
+                        "bulk line {n}: [{name}] has no document line after it"
+                    )));
+                };
+                let doc = document(m, id, source)?;
+                if name == "index" {
+                    BulkOp::Index(doc)
+                } else {
+                    BulkOp::Create(doc)
+                }
+            }
+            other => {
+                return Err(ApiError::parsing(format!(
+                    "bulk line {n}: unknown action [{other}] (index, create or delete)"
+                )));
+            }
+        };
+        ops.push(op);
+    }
+    if ops.is_empty() {
+        return Err(ApiError::parsing("the bulk body holds no action"));
+    }
+    Ok(ops)
+}
+
+/// The `_id` of an action line; `_index`, if present, must name this index.
+fn action_id(n: usize, name: &str, meta: &Value, index: &str) -> Result<String, ApiError> {
+    let Some(meta) = meta.as_object() else {
+        return Err(ApiError::parsing(format!(
+            "bulk line {n}: [{name}] must be an object"
+        )));
+    };
+    if let Some(other) = meta.get("_index")
+        && other.as_str() != Some(index)
+    {
+        return Err(ApiError::bad_request(format!(
+            "bulk line {n}: [_index] {other} is not this request's index [{index}]"
+        )));
+    }
+    match meta.get("_id") {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        _ => Err(ApiError::bad_request(format!(
+            "bulk line {n}: [{name}] needs a non-empty string [_id] (heddle does not make ids)"
+        ))),
+    }
+}
+
+/// A document line: `title` and `text`, both optional strings; other keys are refused so
+/// that a misspelt field cannot be dropped without a word.
+fn document(n: usize, id: String, line: &str) -> Result<heddle::Document, ApiError> {
+    let v: Value = serde_json::from_str(line)
+        .map_err(|e| ApiError::parsing(format!("bulk line {n}: not JSON: {e}")))?;
+    let Some(o) = v.as_object() else {
+        return Err(ApiError::parsing(format!(
+            "bulk line {n}: a document must be an object"
+        )));
+    };
+    let (mut title, mut text) = (String::new(), String::new());
+    for (key, value) in o {
+        let slot = match key.as_str() {
+            "title" => &mut title,
+            "text" => &mut text,
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "bulk line {n}: field [{other}] is not one heddle stores (title, text)"
+                )));
+            }
+        };
+        *slot = value
+            .as_str()
+            .ok_or_else(|| {
+                ApiError::bad_request(format!("bulk line {n}: [{key}] must be a string"))
+            })?
+            .to_string();
+    }
+    Ok(heddle::Document::new(id, title, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_each_action() {
+        let body = "{\"index\":{\"_id\":\"a\"}}\n{\"title\":\"T\",\"text\":\"x\"}\n\n\
+                    {\"create\":{\"_index\":\"idx\",\"_id\":\"b\"}}\n{\"text\":\"y\"}\n\
+                    {\"delete\":{\"_id\":\"c\"}}\n";
+        let ops = parse_bulk(body.as_bytes(), "idx").unwrap();
+        assert_eq!(
+            ops,
+            vec![
+                BulkOp::Index(heddle::Document::new("a", "T", "x")),
+                BulkOp::Create(heddle::Document::new("b", "", "y")),
+                BulkOp::Delete("c".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_line() {
+        let r = |b: &str| parse_bulk(b.as_bytes(), "idx").unwrap_err().reason;
+        assert!(r("").contains("no action"));
+        assert!(r("{\"index\":{\"_id\":\"a\"}}\n").contains("line 1"));
+        assert!(r("{\"delete\":{}}").contains("[_id]"));
+        assert!(r("{\"delete\":{\"_id\":\"a\",\"_index\":\"other\"}}").contains("other"));
+        assert!(r("{\"update\":{\"_id\":\"a\"}}\n{}").contains("[update]"));
+        assert!(
+            r("{\"index\":{\"_id\":\"a\"}}\n{\"body\":\"x\"}").contains("line 2: field [body]")
+        );
+        assert!(r("{\"index\":{\"_id\":\"a\"}}\n{\"text\":3}").contains("[text]"));
+        assert!(r("nope").contains("line 1: not JSON"));
+    }
+}

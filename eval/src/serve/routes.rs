@@ -1,0 +1,261 @@
+//! One HTTP request to one response: the routes, the body limits, and the hop of every
+//! search and write off the reactor onto the search threads.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{Value, json};
+
+use super::bulk::parse_bulk;
+use super::dsl::parse_search;
+use super::error::ApiError;
+use super::service::{SearchService, ServedHit};
+
+/// What every request of one server shares.
+pub(crate) struct App {
+    /// The index's name in paths (`/{name}/_search`).
+    pub name: String,
+    pub service: Arc<dyn SearchService>,
+    /// Largest request body accepted, in bytes; a larger one gets 413.
+    pub max_body: usize,
+    /// Longest a request body may take to arrive once its headers have; then 408.
+    pub body_timeout: Duration,
+}
+
+pub(crate) type Reply = Response<Full<Bytes>>;
+
+/// Answers one request; every failure becomes a JSON error response, never a dropped
+/// connection or a panic.
+pub(crate) async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let started = Instant::now();
+    Ok(match route(&app, req, started).await {
+        Ok(reply) => reply,
+        Err(e) => reply(e.status, &e.body()),
+    })
+}
+
+async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Reply, ApiError> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let allow = |methods: &[Method], allowed: &str| -> Result<(), ApiError> {
+        if methods.contains(&method) {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            405,
+            "method_not_allowed",
+            format!(
+                "Incorrect HTTP method for uri [{path}] and method [{method}], allowed: [{allowed}]"
+            ),
+        ))
+    };
+    match parts.as_slice() {
+        [] => {
+            allow(&[Method::GET, Method::HEAD], "GET, HEAD")?;
+            Ok(reply(200, &about(app)))
+        }
+        ["_cluster", "health"] => {
+            allow(&[Method::GET], "GET")?;
+            Ok(reply(200, &health()))
+        }
+        [index, "_search"] => {
+            allow(&[Method::GET, Method::POST], "GET, POST")?;
+            known_index(app, index)?;
+            let body = read_body(app, req).await?;
+            let request = parse_search(&body)?;
+            let (from, size, source) = (request.from, request.size, request.source);
+            let service = app.service.clone();
+            let hits = off_reactor(move || service.search(&request)).await?;
+            Ok(reply(
+                200,
+                &search_response(&app.name, &hits, source, started, from, size),
+            ))
+        }
+        [index, "_bulk"] => {
+            allow(&[Method::POST, Method::PUT], "POST, PUT")?;
+            known_index(app, index)?;
+            let body = read_body(app, req).await?;
+            let ops = parse_bulk(&body, &app.name)?;
+            let service = app.service.clone();
+            let items = off_reactor(move || service.bulk(ops)).await?;
+            let items: Vec<Value> = items
+                .iter()
+                .map(|i| {
+                    json!({i.action: {"_index": app.name, "_id": i.id, "status": i.status, "result": i.result}})
+                })
+                .collect();
+            Ok(reply(
+                200,
+                &json!({"took": millis(started), "errors": false, "items": items}),
+            ))
+        }
+        [index, "_count"] => {
+            allow(&[Method::GET], "GET")?;
+            known_index(app, index)?;
+            let service = app.service.clone();
+            let count = off_reactor(move || service.count()).await?;
+            Ok(reply(200, &json!({"count": count})))
+        }
+        [index] if !index.starts_with('_') => {
+            allow(&[Method::GET, Method::HEAD], "GET, HEAD")?;
+            known_index(app, index)?;
+            Ok(reply(200, &json!({app.name.as_str(): {"aliases": {}}})))
+        }
+        _ => Err(ApiError::new(
+            404,
+            "resource_not_found_exception",
+            format!(
+                "no handler for [{method}] [{path}]: this server answers GET /, \
+                 GET /_cluster/health, POST /{{index}}/_search, POST /{{index}}/_bulk and \
+                 GET /{{index}}/_count"
+            ),
+        )),
+    }
+}
+
+fn known_index(app: &App, name: &str) -> Result<(), ApiError> {
+    if name == app.name {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        404,
+        "index_not_found_exception",
+        format!("no such index [{name}]: this server serves [{}]", app.name),
+    ))
+}
+
+/// The body, refused with 413 past the limit (by its Content-Length before a byte is
+/// read, or as it arrives) and with 408 if it takes longer than the body timeout.
+async fn read_body(app: &App, req: Request<Incoming>) -> Result<Bytes, ApiError> {
+    let too_large = |n: String| {
+        ApiError::new(
+            413,
+            "content_too_long_exception",
+            format!(
+                "the request body ({n} bytes) is over this server's limit of {} bytes \
+                 (serve --max-body)",
+                app.max_body
+            ),
+        )
+    };
+    if let Some(n) = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        && n > app.max_body as u64
+    {
+        return Err(too_large(n.to_string()));
+    }
+    let limited = Limited::new(req.into_body(), app.max_body);
+    match tokio::time::timeout(app.body_timeout, limited.collect()).await {
+        Err(_) => Err(ApiError::new(
+            408,
+            "request_timeout",
+            format!(
+                "the request body did not arrive within {:?}",
+                app.body_timeout
+            ),
+        )),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(too_large("more than that".to_string()))
+        }
+        Ok(Err(e)) => Err(ApiError::bad_request(format!(
+            "reading the request body: {e}"
+        ))),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// Runs `work` on the runtime's blocking pool (the search threads, `serve --threads`):
+/// a slow search holds one of them, never the reactor that accepts and reads.
+async fn off_reactor<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal(format!("the search thread failed: {e}")))?
+}
+
+/// Elasticsearch's response shape. heddle collects the top hits without counting every
+/// match, so `hits.total` is a lower bound (`gte`) unless fewer hits than asked for came
+/// back, when it is every match (`eq`).
+fn search_response(
+    name: &str,
+    hits: &[ServedHit],
+    source: bool,
+    started: Instant,
+    from: usize,
+    size: usize,
+) -> Value {
+    let returned = hits.len();
+    let relation = if returned < size { "eq" } else { "gte" };
+    let max_score = hits.first().map(|h| h.score);
+    let hits: Vec<Value> = hits
+        .iter()
+        .map(|h| {
+            let mut hit = json!({"_index": name, "_id": h.id, "_score": h.score});
+            if source {
+                hit["_source"] = json!({"title": h.title});
+            }
+            hit
+        })
+        .collect();
+    json!({
+        "took": millis(started),
+        "timed_out": false,
+        "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+        "hits": {
+            "total": {"value": from + returned, "relation": relation},
+            "max_score": max_score,
+            "hits": hits,
+        },
+    })
+}
+
+/// `GET /`: who answers, as Elasticsearch's root does.
+fn about(app: &App) -> Value {
+    json!({
+        "name": "heddle",
+        "cluster_name": "heddle",
+        "index": app.name,
+        "version": {
+            "number": env!("CARGO_PKG_VERSION"),
+            "distribution": "heddle",
+        },
+        "tagline": "heddle-eval serve: an Elasticsearch _search subset over a heddle index",
+    })
+}
+
+/// `GET /_cluster/health`: one node, always green while it answers.
+fn health() -> Value {
+    json!({
+        "cluster_name": "heddle",
+        "status": "green",
+        "timed_out": false,
+        "number_of_nodes": 1,
+        "number_of_data_nodes": 1,
+        "active_shards": 1,
+    })
+}
+
+fn millis(started: Instant) -> u64 {
+    started.elapsed().as_millis() as u64
+}
+
+pub(crate) fn reply(status: u16, body: &Value) -> Reply {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let mut r = Response::new(Full::new(Bytes::from(bytes)));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    r
+}

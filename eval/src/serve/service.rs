@@ -1,0 +1,333 @@
+//! What the server searches: the [`SearchService`] trait, heddle's index behind it
+//! ([`HeddleService`]), and any bench [`Backend`] behind it ([`BackendService`]), so that
+//! the synthetic backends of the instrument's tests can be served over HTTP too.
+
+use std::sync::{Arc, Mutex};
+
+use heddle::fusion::{DEFAULT_RRF_K, Rrf};
+use heddle::{Bm25Params, Field};
+
+use super::bulk::BulkOp;
+use super::dsl::{MultiMatchKind, Query, SearchRequest};
+use super::error::ApiError;
+use crate::bench::backend::{Backend, Unsupported};
+use crate::quality::{Combine, Retrieval, StreamSpec, parse_streams, parse_weights};
+
+/// One hit as the server returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedHit {
+    pub id: String,
+    pub score: f64,
+    pub title: String,
+}
+
+/// What one bulk operation did: Elasticsearch's `items[]` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkItem {
+    pub action: &'static str,
+    pub id: String,
+    /// 201 created, 200 updated or deleted, 404 a delete of an absent id.
+    pub status: u16,
+    /// `created`, `updated`, `deleted` or `not_found`.
+    pub result: &'static str,
+}
+
+/// An index the server can search. Called on the server's search threads, never on
+/// its reactor, so an implementation may block.
+pub trait SearchService: Send + Sync + 'static {
+    /// The hits of `request`, best first: `request.size` of them after skipping
+    /// `request.from`.
+    fn search(&self, request: &SearchRequest) -> Result<Vec<ServedHit>, ApiError>;
+
+    /// Live documents (`GET /{index}/_count`).
+    fn count(&self) -> Result<u64, ApiError>;
+
+    /// Applies `ops` and commits them: visible to every search that starts after this
+    /// returns. A service that cannot write refuses with 501.
+    fn bulk(&self, ops: Vec<BulkOp>) -> Result<Vec<BulkItem>, ApiError> {
+        let _ = ops;
+        Err(ApiError::new(
+            501,
+            "unsupported_operation_exception",
+            "this index is read-only: it cannot take _bulk writes",
+        ))
+    }
+}
+
+/// A heddle index. Searches take the snapshot published when they start; `_bulk` takes
+/// the writer for the length of one request and publishes to the same [`heddle::Index`],
+/// so its commit is seen by the next search without a reload.
+pub struct HeddleService {
+    index: heddle::Index,
+    bm25: Bm25Params,
+    /// Serialises this server's bulk requests, so that the second waits instead of being
+    /// refused as another writer (a writer in another process is refused with 409).
+    writes: Mutex<()>,
+}
+
+impl HeddleService {
+    pub fn new(index: heddle::Index, bm25: Bm25Params) -> Self {
+        HeddleService {
+            index,
+            bm25,
+            writes: Mutex::new(()),
+        }
+    }
+
+    /// How `query` is ranked on this index, keeping `hits` results.
+    fn retrieval(&self, query: &Query, hits: usize) -> Result<Retrieval, ApiError> {
+        let indexed = self.index.fields();
+        let field = |name: &str| -> Result<Field, ApiError> {
+            let f = Field::parse(name).map_err(|_| {
+                ApiError::bad_request(format!(
+                    "no field [{name}]: heddle indexes flat (title and text as one), title \
+                     and text"
+                ))
+            })?;
+            if !indexed.contains(&f) {
+                return Err(ApiError::bad_request(format!(
+                    "field [{name}] is not indexed on its own here (the index was built \
+                     without --per-field): use flat"
+                )));
+            }
+            Ok(f)
+        };
+        match query {
+            Query::Match { field: name, .. } => {
+                Ok(Retrieval::single(field(name)?, self.bm25, hits, false))
+            }
+            Query::MultiMatch { fields, kind, .. } => {
+                let mut r = Retrieval::single(Field::Flat, self.bm25, hits, false);
+                r.streams = fields
+                    .iter()
+                    .map(|(name, _)| {
+                        Ok(StreamSpec {
+                            field: field(name)?,
+                            bm25: None,
+                        })
+                    })
+                    .collect::<Result<_, ApiError>>()?;
+                r.weights = fields.iter().map(|(_, w)| *w).collect();
+                r.combine = match kind {
+                    MultiMatchKind::MostFields => Combine::Sum,
+                    MultiMatchKind::Rrf => Combine::Rrf,
+                };
+                r.rrf = Rrf {
+                    k: DEFAULT_RRF_K,
+                    depth: None,
+                };
+                Ok(r)
+            }
+            Query::Fuse {
+                streams,
+                combine,
+                weights,
+                rrf_k,
+                ..
+            } => {
+                let bad = |e: anyhow::Error| ApiError::bad_request(format!("[heddle_fuse] {e:#}"));
+                let specs = parse_streams(streams).map_err(bad)?;
+                for s in &specs {
+                    field(s.field.name())?;
+                }
+                let weights = match weights {
+                    Some(w) => {
+                        let list: Vec<String> = w.iter().map(f64::to_string).collect();
+                        parse_weights(&list.join(","), specs.len()).map_err(bad)?
+                    }
+                    None => vec![1.0; specs.len()],
+                };
+                let k = rrf_k.unwrap_or(DEFAULT_RRF_K);
+                if !(k.is_finite() && k >= 0.0) {
+                    return Err(ApiError::bad_request(format!(
+                        "[heddle_fuse] [rrf_k] {k} must be a non-negative number"
+                    )));
+                }
+                let mut r = Retrieval::single(Field::Flat, self.bm25, hits, false);
+                r.combine = match combine.as_str() {
+                    "rrf" => Combine::Rrf,
+                    "sum" => Combine::Sum,
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "[heddle_fuse] [combine] {other:?}: expected rrf or sum"
+                        )));
+                    }
+                };
+                r.streams = specs;
+                r.weights = weights;
+                r.rrf = Rrf { k, depth: None };
+                Ok(r)
+            }
+        }
+    }
+}
+
+impl SearchService for HeddleService {
+    fn search(&self, request: &SearchRequest) -> Result<Vec<ServedHit>, ApiError> {
+        let wanted = request.from + request.size;
+        let retrieval = self.retrieval(&request.query, wanted)?;
+        let searcher = self.index.searcher();
+        let hits = retrieval
+            .rank(&searcher, "", request.query.text())
+            .map_err(|e| ApiError::internal(format!("searching: {e:#}")))?;
+        Ok(hits
+            .into_iter()
+            .skip(request.from)
+            .map(|h| ServedHit {
+                id: h.id,
+                score: h.score,
+                title: h.title,
+            })
+            .collect())
+    }
+
+    fn count(&self) -> Result<u64, ApiError> {
+        Ok(self.index.num_docs())
+    }
+
+    /// One commit for the whole request. Background merges are off: a merge would be
+    /// joined when the writer is dropped at the end of the request, making it wait.
+    fn bulk(&self, ops: Vec<BulkOp>) -> Result<Vec<BulkItem>, ApiError> {
+        let _turn = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut writer = self.index.writer().map_err(|e| match e {
+            heddle::Error::Locked { .. } => ApiError::new(
+                409,
+                "version_conflict_engine_exception",
+                format!("another writer holds the index: {e}"),
+            ),
+            e => ApiError::internal(format!("taking the index's writer: {e}")),
+        })?;
+        writer.set_background_merges(false);
+        let mut items = Vec::with_capacity(ops.len());
+        for op in ops {
+            let (action, id) = (op.action(), op.id().to_string());
+            let (status, result) = match op {
+                BulkOp::Delete(id) => {
+                    if writer.delete(&id) {
+                        (200, "deleted")
+                    } else {
+                        (404, "not_found")
+                    }
+                }
+                BulkOp::Index(doc) => {
+                    let existed = writer.delete(&doc.id);
+                    add(&mut writer, doc)?;
+                    if existed {
+                        (200, "updated")
+                    } else {
+                        (201, "created")
+                    }
+                }
+                BulkOp::Create(doc) => {
+                    add(&mut writer, doc)?;
+                    (201, "created")
+                }
+            };
+            items.push(BulkItem {
+                action,
+                id,
+                status,
+                result,
+            });
+        }
+        writer
+            .commit()
+            .map_err(|e| ApiError::internal(format!("committing: {e}")))?;
+        Ok(items)
+    }
+}
+
+/// Buffers `doc`; a refusal (a duplicate id, a document too large) drops the whole
+/// batch, so that a refused request commits nothing.
+fn add(writer: &mut heddle::IndexWriter, doc: heddle::Document) -> Result<(), ApiError> {
+    let id = doc.id.clone();
+    writer.add(doc).map_err(|e| {
+        writer.rollback();
+        let status = if matches!(e, heddle::Error::DuplicateId { .. }) {
+            409
+        } else {
+            400
+        };
+        ApiError::new(
+            status,
+            "document_refused_exception",
+            format!("document [{id}]: {e}; nothing in this request was committed"),
+        )
+    })
+}
+
+/// Any bench [`Backend`] as a service: the query's text goes to [`Backend::search`],
+/// hits come back with a score of 1 / rank and no title. This is how the instrument's
+/// tests put a synthetic backend (with a known service time and stall) behind HTTP.
+pub struct BackendService {
+    backend: Arc<dyn Backend>,
+}
+
+impl BackendService {
+    pub fn new(backend: Arc<dyn Backend>) -> Self {
+        BackendService { backend }
+    }
+}
+
+impl SearchService for BackendService {
+    fn search(&self, request: &SearchRequest) -> Result<Vec<ServedHit>, ApiError> {
+        let ids = self
+            .backend
+            .search(request.query.text(), request.from + request.size)
+            .map_err(|e| ApiError::internal(format!("searching: {e:#}")))?;
+        Ok(ids
+            .into_iter()
+            .enumerate()
+            .skip(request.from)
+            .map(|(i, id)| ServedHit {
+                id,
+                score: 1.0 / (i + 1) as f64,
+                title: String::new(),
+            })
+            .collect())
+    }
+
+    /// A bench backend cannot count its documents.
+    fn count(&self) -> Result<u64, ApiError> {
+        Err(ApiError::new(
+            501,
+            "unsupported_operation_exception",
+            "this backend cannot count its documents",
+        ))
+    }
+
+    fn bulk(&self, ops: Vec<BulkOp>) -> Result<Vec<BulkItem>, ApiError> {
+        let mut docs = Vec::new();
+        for op in &ops {
+            match op {
+                BulkOp::Create(d) | BulkOp::Index(d) => docs.push(d.clone()),
+                BulkOp::Delete(_) => {
+                    return Err(ApiError::new(
+                        501,
+                        "unsupported_operation_exception",
+                        "this backend cannot delete",
+                    ));
+                }
+            }
+        }
+        let refused = |e: anyhow::Error| {
+            let status = if e.downcast_ref::<Unsupported>().is_some() {
+                501
+            } else {
+                500
+            };
+            ApiError::new(status, "unsupported_operation_exception", format!("{e:#}"))
+        };
+        self.backend.add_documents(&docs).map_err(refused)?;
+        self.backend.commit().map_err(refused)?;
+        Ok(ops
+            .iter()
+            .map(|op| BulkItem {
+                action: op.action(),
+                id: op.id().to_string(),
+                status: 201,
+                result: "created",
+            })
+            .collect())
+    }
+}
