@@ -53,16 +53,31 @@ fn main() -> ExitCode {
 fn run() -> anyhow::Result<()> {
     // Each engine has its own index under --workdir: the instrument's --index is set by
     // heddle-bench, not by the user.
+    // Nor does it drive a server (`heddle-eval bench --target` does): both engines run
+    // in its own child processes.
     let command = Cli::command().mut_subcommand("bench", |c| {
-        c.mut_arg("index", |a| a.required(false).hide(true).default_value("."))
+        c.mut_arg("index", |a| {
+            a.required(false)
+                .required_unless_present(clap::builder::Resettable::<clap::Id>::Reset)
+                .hide(true)
+                .default_value(".")
+        })
+        .mut_arg("target", |a| a.hide(true))
+        .mut_arg("target_field", |a| a.hide(true))
     });
     let matches = command.get_matches();
-    if let Some(("bench", m)) = matches.subcommand()
-        && m.value_source("index") == Some(ValueSource::CommandLine)
-    {
-        bail!(
-            "heddle-bench builds each engine's index from --corpus under --workdir; it takes no --index"
-        );
+    if let Some(("bench", m)) = matches.subcommand() {
+        if m.value_source("index") == Some(ValueSource::CommandLine) {
+            bail!(
+                "heddle-bench builds each engine's index from --corpus under --workdir; it takes no --index"
+            );
+        }
+        if m.value_source("target") == Some(ValueSource::CommandLine) {
+            bail!(
+                "heddle-bench compares engines it runs itself; to drive a search server use \
+                 heddle-eval bench --target URL"
+            );
+        }
     }
     let cli = Cli::from_arg_matches(&matches)?;
     match cli.command {

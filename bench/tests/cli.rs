@@ -183,6 +183,18 @@ fn an_index_flag_is_refused() {
     assert!(err.contains("takes no --index"), "{err}");
 }
 
+#[test]
+fn a_target_flag_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write_fixture(&dir.path().join("data"), 10, 2, 23, false);
+    let args = bench_args(dir.path(), &["--target", "http://127.0.0.1:9/x"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = heddle_bench(&args);
+    let (_, err) = text(&run);
+    assert!(!run.status.success());
+    assert!(err.contains("heddle-eval bench --target"), "{err}");
+}
+
 /// Issue 17: `summarize` was an unrecognized subcommand; both spellings now read the
 /// files (here a missing one, which is the error, named).
 #[test]

@@ -154,7 +154,13 @@ impl Index {
     pub fn reload(&self) -> Result<()> {
         let old = self.shared.current.read().clone();
         if let Some(snapshot) = open_latest(&self.shared.dir, Some(&old))? {
-            *self.shared.current.write() = Arc::new(snapshot);
+            // A commit through this handle's own writer may have published a newer
+            // snapshot while this one was opening: replace only the snapshot it started
+            // from, never step back over such a commit.
+            let mut current = self.shared.current.write();
+            if Arc::ptr_eq(&current, &old) {
+                *current = Arc::new(snapshot);
+            }
         }
         Ok(())
     }

@@ -511,7 +511,7 @@ impl IndexWriter {
     /// manifest names them yet), and frees the buffer. Takes the state lock only for a
     /// segment number: the files are this writer's alone until it publishes them.
     fn flush(&mut self) -> Result<()> {
-        let Some(built) = self.build_buffer() else {
+        let Some(built) = self.build_buffer(true) else {
             return Ok(());
         };
         let dir = self.shared.dir.clone();
@@ -536,8 +536,9 @@ impl IndexWriter {
     }
 
     /// Builds the buffer into a segment (none if it is empty), counting the build's
-    /// heap against the budget and learning its ratio for the next threshold.
-    fn build_buffer(&mut self) -> Option<BuiltSegment> {
+    /// heap against the budget and, if `learn` (a flush), learning its ratio for the
+    /// next threshold.
+    fn build_buffer(&mut self, learn: bool) -> Option<BuiltSegment> {
         if self.buffer.is_empty() {
             return None;
         }
@@ -562,8 +563,13 @@ impl IndexWriter {
         );
         let held = self.memory_used();
         self.high_water = self.high_water.max(held + built.heap_bytes);
-        let ratio = built.heap_bytes as f64 / held.max(1) as f64;
-        self.build_ratio = Some(self.build_ratio.map_or(ratio, |r| r.max(ratio)));
+        // Only a flush teaches the ratio: it is built at the threshold's size, which the
+        // ratio is for. A commit's last build is whatever remained, and a small build's
+        // fixed costs (maps, file headers) would inflate a ratio that never comes down.
+        if learn {
+            let ratio = built.heap_bytes as f64 / held.max(1) as f64;
+            self.build_ratio = Some(self.build_ratio.map_or(ratio, |r| r.max(ratio)));
+        }
         self.flush_stats.analysis += built.analysis;
         self.flush_stats.reorder += built.reorder;
         self.flush_stats.encoding += built.encoding;
@@ -632,7 +638,7 @@ impl IndexWriter {
         }
         let analyzer = self.build_analyzer();
         // The expensive part, with no lock held.
-        let last = self.build_buffer();
+        let last = self.build_buffer(false);
 
         // Publication: serialised with merges, invisible to readers until the swap.
         let dir = self.shared.dir.clone();
@@ -739,8 +745,14 @@ impl IndexWriter {
         paths.extend(self.flushed.iter().flat_map(|f| f.files.iter().cloned()));
         let t = Instant::now();
         let report = PhaseReport::start(observer, CommitPhase::Fsync, 1);
-        publish::sync_files(&dir, &paths)?;
+        let synced = publish::sync_files(&dir, &paths);
         report.finish();
+        if synced.is_err() {
+            // As in `flush`: the last segment's documents are freed, and a retried fsync
+            // may succeed over pages the kernel dropped. No commit until a rollback.
+            self.flush_failed = true;
+        }
+        synced?;
         stats.fsync += t.elapsed();
         st.check(Failpoint::AfterSegmentFsync)?;
 

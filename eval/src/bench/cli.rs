@@ -39,7 +39,8 @@ pub struct BenchArgs {
     pub index: PathBuf,
 
     /// Drive a search server over HTTP instead of an engine in this process:
-    /// `http://HOST:PORT/INDEX`, any server speaking the Elasticsearch `_search` subset
+    /// `http://HOST:PORT/INDEX` (or `http://HOST:PORT/PREFIX/INDEX`, e.g. Quickwit's
+    /// `/api/v1/_elastic/INDEX`), any server speaking the Elasticsearch `_search` subset
     /// of `heddle-eval serve` (Elasticsearch, OpenSearch, Quickwit's ES endpoint). Each
     /// in-flight request has its own worker and keep-alive connection (--inflight sets
     /// both); the client's own time per request is reported per rung.

@@ -161,8 +161,9 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     }
     writer.reset(settings)?;
     let result = build(args, &index, &mut writer);
-    if result.is_err() && created {
-        // A failed build of a new index leaves no index behind.
+    if result.is_err() && created && index.generation() == 0 {
+        // A failed build of a new index leaves no index behind (once it has committed,
+        // only `--merge-to` can still fail, and the index stands).
         if let Err(e) = writer.discard_new_index(!existed) {
             eprintln!("index: could not remove the empty index it created: {e}");
         }
@@ -291,7 +292,12 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
             "merging {} down to at most {target}",
             plural(index.segments().len() as u64, "segment")
         ));
-        writer.merge(target)?;
+        writer.merge(target).with_context(|| {
+            format!(
+                "{}: the index is committed whole; merging it down to {target} failed",
+                args.index.display()
+            )
+        })?;
         println!(
             "  merged to {} in {:.2} s",
             plural(index.segments().len() as u64, "segment"),

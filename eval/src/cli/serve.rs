@@ -96,7 +96,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let docs = index.num_docs();
     let service = Arc::new(HeddleService::new(index, bm25));
     let runtime = runtime(&config)?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         // Both handlers are in place before the URL is printed: whoever reads it may
         // signal at once.
         let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
@@ -116,7 +116,11 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             );
         };
         serve(listener, name, service, config, shutdown).await
-    })?;
+    });
+    // Dropping the runtime would wait without limit for a search or commit still running
+    // on the blocking pool after the grace period: give it a second, then exit anyway.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
     println!("heddle-eval serve: stopped");
     Ok(())
 }

@@ -31,11 +31,15 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// request is never written into a connection the server is closing at that moment.
 const MAX_IDLE_AGE: Duration = Duration::from_secs(5);
 
-/// A `--target` URL taken apart: `http://HOST:PORT/INDEX`.
+/// A `--target` URL taken apart: `http://HOST:PORT[/PREFIX]/INDEX`. The index is the
+/// last path segment; what comes before it is where the server mounts its Elasticsearch
+/// API (Quickwit's is `/api/v1/_elastic`, a proxied Elasticsearch may have its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// `http://HOST:PORT`, no trailing slash.
     pub base: String,
+    /// The path before the index: empty, or `/SEGMENT[/SEGMENT…]`.
+    pub prefix: String,
     pub index: String,
 }
 
@@ -50,12 +54,22 @@ impl Target {
             bail!("--target {url}: expected http://HOST:PORT/INDEX");
         };
         let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let index = path.trim_end_matches('/');
-        if host.is_empty() || index.is_empty() || index.contains('/') {
-            bail!("--target {url}: expected http://HOST:PORT/INDEX, one index name after the host");
+        let path = path.trim_end_matches('/');
+        let (prefix, index) = path.rsplit_once('/').unwrap_or(("", path));
+        let bad_prefix = !prefix.is_empty() && prefix.split('/').any(str::is_empty);
+        if host.is_empty() || index.is_empty() || bad_prefix {
+            bail!(
+                "--target {url}: expected http://HOST:PORT/INDEX (or http://HOST:PORT/PREFIX/INDEX), \
+                 an index name after the host"
+            );
         }
         Ok(Target {
             base: format!("http://{host}"),
+            prefix: if prefix.is_empty() {
+                String::new()
+            } else {
+                format!("/{prefix}")
+            },
             index: index.to_string(),
         })
     }
@@ -73,7 +87,7 @@ impl Target {
     }
 
     pub fn url(&self) -> String {
-        format!("{}/{}", self.base, self.index)
+        format!("{}{}/{}", self.base, self.prefix, self.index)
     }
 }
 
@@ -124,6 +138,9 @@ impl HttpBackend {
             .max_idle_connections_per_host(pool.max(1))
             .timeout_global(Some(REQUEST_TIMEOUT))
             .max_idle_age(MAX_IDLE_AGE)
+            // Never through a proxy named by the environment (ureq's default): the
+            // latency measured must be the target's, and the report names only it.
+            .proxy(None)
             .build();
         HttpBackend {
             agent: ureq::Agent::new_with_config(config),
@@ -226,16 +243,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn targets_are_host_and_one_index() {
+    fn targets_are_host_an_optional_prefix_and_one_index() {
         let t = Target::parse("http://127.0.0.1:9200/scifact/").unwrap();
         assert_eq!(t.base, "http://127.0.0.1:9200");
         assert_eq!(t.index, "scifact");
         assert_eq!(t.url(), "http://127.0.0.1:9200/scifact");
+        let quickwit = Target::parse("http://127.0.0.1:7280/api/v1/_elastic/hdfs").unwrap();
+        assert_eq!(quickwit.base, "http://127.0.0.1:7280");
+        assert_eq!(quickwit.prefix, "/api/v1/_elastic");
+        assert_eq!(quickwit.index, "hdfs");
+        assert_eq!(quickwit.url(), "http://127.0.0.1:7280/api/v1/_elastic/hdfs");
+        assert_eq!(quickwit.local_port(), Some(7280));
         for bad in [
             "127.0.0.1:9200/x",
             "http://127.0.0.1:9200",
             "http://127.0.0.1:9200/",
-            "http://h/a/b",
+            "http://h/a//b",
             "http:///x",
         ] {
             assert!(Target::parse(bad).is_err(), "{bad}");

@@ -209,6 +209,17 @@ fn parse_match(body: &Value) -> Result<Query, ApiError> {
     })
 }
 
+/// Most streams one request may fuse (`multi_match` fields or `heddle_fuse` streams):
+/// each is a whole search, and heddle has three fields to name (flat, title, text), so
+/// more than a few only repeat work a request should not be able to multiply.
+pub const MAX_STREAMS: usize = 8;
+
+fn too_many_streams(what: &str, n: usize) -> ApiError {
+    ApiError::bad_request(format!(
+        "[{what}] names {n} streams; at most {MAX_STREAMS} (each is a search of its own)"
+    ))
+}
+
 /// `{"query": "TEXT", "fields": ["title^2", "text"], "type": "most_fields"}`.
 fn parse_multi_match(body: &Value) -> Result<Query, ApiError> {
     let o = object("multi_match", body)?;
@@ -221,6 +232,9 @@ fn parse_multi_match(body: &Value) -> Result<Query, ApiError> {
                 let Some(list) = v.as_array() else {
                     return Err(ApiError::parsing("[multi_match] [fields] must be a list"));
                 };
+                if list.len() > MAX_STREAMS {
+                    return Err(too_many_streams("multi_match", list.len()));
+                }
                 for f in list {
                     let Some(f) = f.as_str() else {
                         return Err(ApiError::parsing(format!(
@@ -302,9 +316,14 @@ fn parse_fuse(body: &Value) -> Result<Query, ApiError> {
             }
         }
     }
+    let streams = streams.unwrap_or_else(|| "flat,title,text".to_string());
+    let n = streams.split(',').count();
+    if n > MAX_STREAMS {
+        return Err(too_many_streams("heddle_fuse", n));
+    }
     Ok(Query::Fuse {
         text: text_of("heddle_fuse", o)?,
-        streams: streams.unwrap_or_else(|| "flat,title,text".to_string()),
+        streams,
         combine,
         weights,
         rrf_k,
@@ -405,6 +424,17 @@ mod tests {
             reason(r#"{"query":{"match":{"text":"a"}},"size":10,"from":18446744073709551615}"#)
                 .contains("too large")
         );
+        // One request cannot multiply its own cost by naming a stream many times.
+        let fields = vec!["\"text\""; MAX_STREAMS + 1].join(",");
+        let multi = format!(r#"{{"query":{{"multi_match":{{"query":"a","fields":[{fields}]}}}}}}"#);
+        assert!(reason(&multi).contains("at most 8"), "{}", reason(&multi));
+        let streams = vec!["flat"; MAX_STREAMS + 1].join(",");
+        let fuse =
+            format!(r#"{{"query":{{"heddle_fuse":{{"query":"a","streams":"{streams}"}}}}}}"#);
+        assert!(reason(&fuse).contains("at most 8"), "{}", reason(&fuse));
+        let eight = vec!["flat"; MAX_STREAMS].join(",");
+        let fuse = format!(r#"{{"query":{{"heddle_fuse":{{"query":"a","streams":"{eight}"}}}}}}"#);
+        assert!(parse(&fuse).is_ok());
     }
 
     #[test]

@@ -11,7 +11,9 @@ use super::bulk::BulkOp;
 use super::dsl::{MultiMatchKind, Query, SearchRequest};
 use super::error::ApiError;
 use crate::bench::backend::{Backend, Unsupported};
-use crate::quality::{Combine, Retrieval, StreamSpec, parse_streams, parse_weights};
+use crate::quality::{
+    Combine, DEFAULT_FUSION_DEPTH, Retrieval, StreamSpec, parse_streams, parse_weights,
+};
 
 /// One hit as the server returns it.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +116,7 @@ impl HeddleService {
                 };
                 r.rrf = Rrf {
                     k: DEFAULT_RRF_K,
-                    depth: None,
+                    depth: Some(served_depth(hits)),
                 };
                 Ok(r)
             }
@@ -155,7 +157,10 @@ impl HeddleService {
                 };
                 r.streams = specs;
                 r.weights = weights;
-                r.rrf = Rrf { k, depth: None };
+                r.rrf = Rrf {
+                    k,
+                    depth: Some(served_depth(hits)),
+                };
                 Ok(r)
             }
         }
@@ -330,4 +335,12 @@ impl SearchService for BackendService {
             })
             .collect())
     }
+}
+
+/// How deep the server reads each stream of a fused query, a score sum included: the
+/// CLI's `--combine sum` reads every match (an exact sum), which a request must not be
+/// able to ask of a server (a frequent word's every match, per field, stored fields and
+/// all). A document outside a stream's first this many gets nothing from it.
+fn served_depth(hits: usize) -> usize {
+    DEFAULT_FUSION_DEPTH.max(hits)
 }
