@@ -426,3 +426,77 @@ fn a_slow_search_does_not_stop_the_server_accepting_and_answering() {
     assert_eq!(slow.join().unwrap().0, 200);
     server.stop().unwrap();
 }
+
+/// A service whose commit cannot finish until a search has been answered: on the search
+/// threads, the `_bulk` would hold the only one and the search could never run.
+#[derive(Default)]
+struct CommitWaitsForASearch {
+    /// (a commit is running, a search was answered)
+    state: std::sync::Mutex<(bool, bool)>,
+    changed: std::sync::Condvar,
+}
+
+impl heddle_eval::serve::SearchService for CommitWaitsForASearch {
+    fn search(
+        &self,
+        _: &heddle_eval::serve::SearchRequest,
+    ) -> Result<Vec<heddle_eval::serve::ServedHit>, heddle_eval::serve::ApiError> {
+        self.state.lock().unwrap().1 = true;
+        self.changed.notify_all();
+        Ok(Vec::new())
+    }
+
+    fn count(&self) -> Result<u64, heddle_eval::serve::ApiError> {
+        Ok(0)
+    }
+
+    fn bulk(
+        &self,
+        _: Vec<heddle_eval::serve::BulkOp>,
+    ) -> Result<Vec<heddle_eval::serve::BulkItem>, heddle_eval::serve::ApiError> {
+        let mut state = self.state.lock().unwrap();
+        state.0 = true;
+        self.changed.notify_all();
+        let (state, _) = self
+            .changed
+            .wait_timeout_while(state, IO_TIMEOUT / 2, |s| !s.1)
+            .unwrap();
+        if state.1 {
+            Ok(Vec::new())
+        } else {
+            Err(heddle_eval::serve::ApiError::internal(
+                "no search was answered while this commit ran",
+            ))
+        }
+    }
+}
+
+#[test]
+fn a_search_is_answered_while_a_bulk_commits() {
+    // One search thread: a `_bulk` run on it would keep the search below from running
+    // until the commit gave up waiting for it.
+    let mut c = config();
+    c.search_threads = 1;
+    let service = Arc::new(CommitWaitsForASearch::default());
+    let server = RunningServer::start(c, "idx", service.clone()).unwrap();
+    let addr = server.addr();
+    let bulk = std::thread::spawn(move || {
+        request(addr, "POST", "/idx/_bulk", "{\"delete\":{\"_id\":\"a\"}}\n")
+    });
+    {
+        let state = service.state.lock().unwrap();
+        let (state, _) = service
+            .changed
+            .wait_timeout_while(state, IO_TIMEOUT, |s| !s.0)
+            .unwrap();
+        assert!(state.0, "the bulk never reached the service");
+    }
+    let (status, v) = search(addr, r#"{"query":{"match":{"text":"x"}}}"#);
+    assert_eq!(status, 200, "{v}");
+    let (status, v) = bulk.join().unwrap();
+    assert_eq!(
+        status, 200,
+        "the commit saw a search answered meanwhile: {v}"
+    );
+    server.stop().unwrap();
+}

@@ -25,6 +25,9 @@ pub(crate) struct App {
     pub max_body: usize,
     /// Longest a request body may take to arrive once its headers have; then 408.
     pub body_timeout: Duration,
+    /// One `_bulk` at a time, waited for on the reactor (a queued `_bulk` holds no
+    /// thread) and run on a thread of its own, never on the search threads.
+    pub writes: tokio::sync::Semaphore,
 }
 
 pub(crate) type Reply = Response<Full<Bytes>>;
@@ -83,7 +86,12 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
             let body = read_body(app, req).await?;
             let ops = parse_bulk(&body, &app.name)?;
             let service = app.service.clone();
-            let items = off_reactor(move || service.bulk(ops)).await?;
+            let _turn = app
+                .writes
+                .acquire()
+                .await
+                .map_err(|e| ApiError::internal(format!("waiting for the writer: {e}")))?;
+            let items = on_write_thread(move || service.bulk(ops)).await?;
             let items: Vec<Value> = items
                 .iter()
                 .map(|i| {
@@ -181,6 +189,24 @@ async fn off_reactor<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| ApiError::internal(format!("the search thread failed: {e}")))?
+}
+
+/// Runs a `_bulk` on a thread of its own: on the search pool, a commit would hold a search
+/// thread for its whole length and two of them would stop every search (`--threads 2`),
+/// which is exactly the wait on a commit the server promises searches never have.
+async fn on_write_thread<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let (done, result) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("heddle-serve-write".into())
+        .spawn(move || {
+            let _ = done.send(work());
+        })
+        .map_err(|e| ApiError::internal(format!("starting the write thread: {e}")))?;
+    result
+        .await
+        .map_err(|_| ApiError::internal("the write thread failed"))?
 }
 
 /// Elasticsearch's response shape. heddle collects the top hits without counting every

@@ -99,6 +99,7 @@ pub async fn serve(
         service,
         max_body: config.max_body,
         body_timeout: config.body_timeout,
+        writes: tokio::sync::Semaphore::new(1),
     });
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
