@@ -71,10 +71,17 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
             allow(&[Method::GET, Method::POST], "GET, POST")?;
             known_index(app, index)?;
             let body = read_body(app, req).await?;
-            let request = parse_search(&body)?;
-            let (from, size, source) = (request.from, request.size, request.source);
             let service = app.service.clone();
-            let hits = off_reactor(move || service.search(&request)).await?;
+            let parsed = small(&body).then(|| parse_search(&body)).transpose()?;
+            let (hits, from, size, source) = off_reactor(move || {
+                let request = match parsed {
+                    Some(request) => request,
+                    None => parse_search(&body)?,
+                };
+                let hits = service.search(&request)?;
+                Ok((hits, request.from, request.size, request.source))
+            })
+            .await?;
             Ok(reply(
                 200,
                 &search_response(&app.name, &hits, source, started, from, size),
@@ -84,14 +91,24 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
             allow(&[Method::POST, Method::PUT], "POST, PUT")?;
             known_index(app, index)?;
             let body = read_body(app, req).await?;
-            let ops = parse_bulk(&body, &app.name)?;
             let service = app.service.clone();
+            let name = app.name.clone();
+            let parsed = small(&body)
+                .then(|| parse_bulk(&body, &name))
+                .transpose()?;
             let _turn = app
                 .writes
                 .acquire()
                 .await
                 .map_err(|e| ApiError::internal(format!("waiting for the writer: {e}")))?;
-            let items = on_write_thread(move || service.bulk(ops)).await?;
+            let items = on_write_thread(move || {
+                let ops = match parsed {
+                    Some(ops) => ops,
+                    None => parse_bulk(&body, &name)?,
+                };
+                service.bulk(ops)
+            })
+            .await?;
             let items: Vec<Value> = items
                 .iter()
                 .map(|i| {
@@ -189,6 +206,14 @@ async fn off_reactor<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| ApiError::internal(format!("the search thread failed: {e}")))?
+}
+
+/// Whether a body is parsed on the reactor, so that a bad request is refused at once
+/// even while every search thread is busy; a larger one is parsed where it is served,
+/// because parsing up to --max-body would hold the reactor, and every connection with it.
+fn small(body: &[u8]) -> bool {
+    const INLINE_PARSE_BYTES: usize = 64 << 10;
+    body.len() <= INLINE_PARSE_BYTES
 }
 
 /// Runs a `_bulk` on a thread of its own: on the search pool, a commit would hold a search
