@@ -93,9 +93,7 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
             let body = read_body(app, req).await?;
             let service = app.service.clone();
             let name = app.name.clone();
-            let parsed = small(&body)
-                .then(|| parse_bulk(&body, &name))
-                .transpose()?;
+            let parsed = small(&body).then(|| parse_bulk(&body, &name)).transpose()?;
             let _turn = app
                 .writes
                 .acquire()
