@@ -5,8 +5,9 @@
 //! The policy is logarithmic by size, as Lucene's `LogMergePolicy` (the one of its
 //! policies that merges only adjacent segments): a segment's level is
 //! `log_f(live docs / floor)`, and `f` adjacent segments of one level merge into one of
-//! the next. A document is then rewritten about `log_f(n / floor)` times however the
-//! index grew, and the count stays near `(f - 1)` per level. Example, `f = 4`, floor
+//! the next. A document is then rewritten about `log_f(n / floor)` times above the
+//! floor, and the count stays near `(f - 1)` per level (below the floor every segment is
+//! level 0: tiny commits re-merge a small segment often, bounded by the floor's size). Example, `f = 4`, floor
 //! 1,000: sizes `[64k, 16k, 4k, 4k, 4k, 4k]` have levels `[4, 3, 2, 2, 2, 2]`; the four
 //! 4k segments merge into a 16k one, then the two 16k ones wait for two more.
 //! `max_segments` is a hard cap on top: beyond it the smallest adjacent run merges, as
