@@ -425,14 +425,14 @@ mod tests {
                 .contains("too large")
         );
         // One request cannot multiply its own cost by naming a stream many times.
-        let fields = vec!["\"text\""; MAX_STREAMS + 1].join(",");
+        let fields = ["\"text\""; MAX_STREAMS + 1].join(",");
         let multi = format!(r#"{{"query":{{"multi_match":{{"query":"a","fields":[{fields}]}}}}}}"#);
         assert!(reason(&multi).contains("at most 8"), "{}", reason(&multi));
-        let streams = vec!["flat"; MAX_STREAMS + 1].join(",");
+        let streams = ["flat"; MAX_STREAMS + 1].join(",");
         let fuse =
             format!(r#"{{"query":{{"heddle_fuse":{{"query":"a","streams":"{streams}"}}}}}}"#);
         assert!(reason(&fuse).contains("at most 8"), "{}", reason(&fuse));
-        let eight = vec!["flat"; MAX_STREAMS].join(",");
+        let eight = ["flat"; MAX_STREAMS].join(",");
         let fuse = format!(r#"{{"query":{{"heddle_fuse":{{"query":"a","streams":"{eight}"}}}}}}"#);
         assert!(parse(&fuse).is_ok());
     }
