@@ -4,7 +4,7 @@
 //! pointer swap; merges run on a background thread and publish the same way.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -692,15 +692,7 @@ impl IndexWriter {
                     replaced.push(old.clone());
                 }
                 let meta = &mut next.segments[i];
-                let file = deletes::file_name(&meta.name, next.generation);
-                let path = dir.join(&file);
-                std::fs::write(&path, deletes::file_bytes(&hits))
-                    .map_err(|e| Error::io(&path, e))?;
-                paths.push(path);
-                meta.deletes = Some(DeletesMeta {
-                    file: file.clone(),
-                    count: hits.len() as u32,
-                });
+                let file = write_delete_file(&dir, meta, next.generation, &hits, &mut paths)?;
                 new_delete_files.push((i, file, meta.doc_count));
             }
         }
@@ -721,16 +713,13 @@ impl IndexWriter {
                 })?;
                 stats.docs -= hits.len() as usize;
                 if !hits.is_empty() {
-                    let file = deletes::file_name(&meta.name, next.generation);
-                    let path = dir.join(&file);
-                    std::fs::write(&path, deletes::file_bytes(&hits))
-                        .map_err(|e| Error::io(&path, e))?;
-                    paths.push(path);
-                    meta.deletes = Some(DeletesMeta {
-                        file: file.clone(),
-                        count: hits.len() as u32,
-                    });
-                    deleted = Some(file);
+                    deleted = Some(write_delete_file(
+                        &dir,
+                        &mut meta,
+                        next.generation,
+                        &hits,
+                        &mut paths,
+                    )?);
                 }
             }
             flushed.push((meta, reader, deleted));
@@ -902,6 +891,26 @@ fn stored_ids_contain(
         Ok(())
     })?;
     Ok(found)
+}
+
+/// Writes `hits` as segment `meta`'s delete file of `generation` (not fsynced: its path
+/// joins `paths`, which the commit fsyncs), names it in `meta`, and returns its name.
+fn write_delete_file(
+    dir: &Path,
+    meta: &mut SegmentMeta,
+    generation: u64,
+    hits: &RoaringBitmap,
+    paths: &mut Vec<PathBuf>,
+) -> Result<String> {
+    let file = deletes::file_name(&meta.name, generation);
+    let path = dir.join(&file);
+    std::fs::write(&path, deletes::file_bytes(hits)).map_err(|e| Error::io(&path, e))?;
+    paths.push(path);
+    meta.deletes = Some(DeletesMeta {
+        file: file.clone(),
+        count: hits.len() as u32,
+    });
+    Ok(file)
 }
 
 fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
