@@ -1,12 +1,12 @@
 //! Deletes, upserts and merges: visibility at commit, purging, unchanged rankings,
 //! background merging, file removal after the last reader, and crash safety of merges.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use heddle::{
-    AnalyzerConfig, Document, Failpoint, Index, IndexSettings, MergePolicy, SearchOptions,
-};
+use heddle::{Document, Failpoint, Index, MergePolicy, SearchOptions};
 
 fn doc(i: usize) -> Document {
     let words = [
@@ -20,13 +20,6 @@ fn doc(i: usize) -> Document {
         format!("title {}", words[i % words.len()]),
         text.join(" "),
     )
-}
-
-fn settings() -> IndexSettings {
-    IndexSettings {
-        analyzer: AnalyzerConfig::english(),
-        per_field: true,
-    }
 }
 
 const QUERIES: [&str; 4] = [
@@ -75,7 +68,7 @@ fn ids(index: &Index, q: &str) -> BTreeSet<String> {
 
 /// An index holding exactly `docs`, built in batches of `batch`, no background merges.
 fn build(dir: &Path, docs: &[Document], batch: usize) -> Index {
-    let index = Index::create(dir, settings()).unwrap();
+    let index = Index::create(dir, common::english_per_field()).unwrap();
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
     for chunk in docs.chunks(batch) {
@@ -251,7 +244,7 @@ fn a_merge_purges_deletes_and_equals_an_index_of_the_survivors() {
 fn background_merges_bound_the_segment_count_without_changing_results() {
     let dir = tempfile::tempdir().unwrap();
     let docs: Vec<Document> = (0..240).map(doc).collect();
-    let index = Index::create(dir.path(), settings()).unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
     let mut w = index.writer().unwrap();
     w.set_merge_policy(MergePolicy {
         max_segments: 3,
@@ -392,7 +385,7 @@ fn a_delete_interrupted_before_the_rename_is_not_applied() {
 #[test]
 fn readers_see_commits_whole_while_a_writer_loops() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), settings()).unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
     let batch = 25;
     let batches = 20;
     let reader_index = index.clone();

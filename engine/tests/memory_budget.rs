@@ -2,12 +2,12 @@
 //! commit publishes them all at once, search as one segment would, stay within the
 //! budget's accounting, take deletes, and leave no file behind when abandoned.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use heddle::{
-    AnalyzerConfig, Document, Error, Failpoint, Index, IndexSettings, IndexWriter, SearchOptions,
-};
+use heddle::{Document, Error, Failpoint, Index, IndexWriter, SearchOptions};
 
 const WORDS: [&str; 24] = [
     "virus", "mask", "vaccine", "hospital", "bat", "droplet", "immune", "school", "cell",
@@ -31,13 +31,6 @@ fn doc(i: usize) -> Document {
         format!("title {}", WORDS[i % WORDS.len()]),
         words.join(" "),
     )
-}
-
-fn settings() -> IndexSettings {
-    IndexSettings {
-        analyzer: AnalyzerConfig::english(),
-        per_field: true,
-    }
 }
 
 const QUERIES: [&str; 5] = [
@@ -97,7 +90,7 @@ const SMALL: usize = heddle::MIN_MEMORY_BUDGET;
 #[test]
 fn a_small_budget_flushes_segments_that_only_the_commit_publishes() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), settings()).unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
     let mut w = writer(&index, SMALL);
     let docs: Vec<Document> = (0..2000).map(doc).collect();
     for d in &docs {
@@ -138,7 +131,7 @@ fn a_small_budget_flushes_segments_that_only_the_commit_publishes() {
 
     // The same documents in one segment rank exactly alike, ties included.
     let one_dir = tempfile::tempdir().unwrap();
-    let one = Index::create(one_dir.path(), settings()).unwrap();
+    let one = Index::create(one_dir.path(), common::english_per_field()).unwrap();
     let mut w1 = writer(&one, usize::MAX);
     for d in &docs {
         w1.add(d.clone()).unwrap();
@@ -155,7 +148,7 @@ fn a_small_budget_flushes_segments_that_only_the_commit_publishes() {
 #[test]
 fn the_accounting_stays_within_the_budget_and_its_stated_overhead() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), settings()).unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
     let budget = SMALL;
     let mut w = writer(&index, budget);
     for i in 0..3000 {
@@ -184,7 +177,7 @@ fn the_accounting_stays_within_the_budget_and_its_stated_overhead() {
 #[test]
 fn rollback_and_a_failed_commit_remove_flushed_files_and_keep_the_committed() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), settings()).unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
     let mut w = writer(&index, SMALL);
     for i in 0..50 {
         w.add(doc(i)).unwrap();
@@ -234,7 +227,7 @@ fn rollback_and_a_failed_commit_remove_flushed_files_and_keep_the_committed() {
 #[test]
 fn deletes_and_upserts_reach_documents_in_flushed_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), settings()).unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
     let mut w = writer(&index, SMALL);
     for i in 0..40 {
         w.add(doc(i)).unwrap();

@@ -154,3 +154,11 @@ pub fn two_segments(dir: &Path) -> Index {
     drop(w);
     index
 }
+
+/// English analysis, title and text indexed as fields of their own as well as flat.
+pub fn english_per_field() -> IndexSettings {
+    IndexSettings {
+        analyzer: AnalyzerConfig::english(),
+        per_field: true,
+    }
+}
