@@ -2,6 +2,7 @@
 //! measures heddle (bench).
 
 pub mod ab;
+pub mod allocator;
 pub mod bench;
 pub mod cli;
 pub mod env;

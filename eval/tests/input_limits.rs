@@ -225,7 +225,63 @@ fn a_duplicate_id_in_one_file_names_its_first_line() {
     std::fs::write(&docs, "{\"_id\":\"x\",\"text\":\"again\"}\n").unwrap();
     fails(
         &["add", "--index", &idx, "--docs", &docs],
-        "d.jsonl:1: document \"x\": document id \"x\" is already in the index",
+        "d.jsonl:1: document id \"x\" is already in the index",
+    );
+}
+
+/// The first copy of the id is no longer buffered but in a segment the memory budget
+/// wrote: the writer still refuses the repeat, and the error still names both lines
+/// (the file is read again to find the first, not remembered id by id).
+#[test]
+fn a_duplicate_id_past_a_budget_flush_names_its_first_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let filler = "lorem ipsum dolor sit amet ".repeat(20);
+    let mut body = String::new();
+    for i in 0..4000 {
+        body.push_str(&format!(
+            "{{\"_id\":\"d{i}\",\"text\":\"{filler} w{i}\"}}\n"
+        ));
+    }
+    body.push_str("{\"_id\":\"d1\",\"text\":\"again\"}\n");
+    let corpus = dir.path().join("c.jsonl");
+    std::fs::write(&corpus, &body).unwrap();
+    let idx = dir.path().join("idx").display().to_string();
+    let corpus = corpus.display().to_string();
+    let msg = fails(
+        &[
+            "index",
+            "--corpus",
+            &corpus,
+            "--index",
+            &idx,
+            "--memory-mb",
+            "1",
+        ],
+        "c.jsonl:4001: duplicate id \"d1\", first seen at line 2",
+    );
+    assert!(!msg.contains("already in the index"), "{msg}");
+    // The same file added to an index of other documents, under --upsert, where the
+    // writer would otherwise keep the later copy silently.
+    std::fs::write(dir.path().join("seed.jsonl"), "{\"_id\":\"seed\"}\n").unwrap();
+    let seed = dir.path().join("seed.jsonl").display().to_string();
+    ok(&["index", "--corpus", &seed, "--index", &idx, "--force"]);
+    fails(
+        &[
+            "add",
+            "--index",
+            &idx,
+            "--docs",
+            &corpus,
+            "--memory-mb",
+            "1",
+            "--upsert",
+        ],
+        "c.jsonl:4001: duplicate id \"d1\", first seen at line 2",
+    );
+    let out = ok(&["search", "--index", &idx, "lorem", "--k", "1"]);
+    assert!(
+        out.contains("no hits") || !out.contains("d1"),
+        "nothing was added: {out}"
     );
 }
 

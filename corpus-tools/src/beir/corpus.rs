@@ -1,13 +1,12 @@
 //! Reading `corpus.jsonl`: one document a line.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use heddle::Document;
 
-use super::error::{BeirError, LineProblem};
+use super::error::BeirError;
 use super::fields::RawFields;
 use super::lines::{Lines, max_line_bytes, open_buffered, resolve};
 
@@ -31,8 +30,6 @@ use super::lines::{Lines, max_line_bytes, open_buffered, resolve};
 /// exhaust memory.
 pub struct CorpusReader<R> {
     lines: Lines<R>,
-    /// Each id read so far and its line, when duplicates are refused.
-    seen: Option<HashMap<Box<str>, u64>>,
 }
 
 impl<R: BufRead> CorpusReader<R> {
@@ -40,7 +37,6 @@ impl<R: BufRead> CorpusReader<R> {
     pub fn new(reader: R, path: impl Into<PathBuf>) -> Self {
         CorpusReader {
             lines: Lines::new(reader, path.into()),
-            seen: None,
         }
     }
 
@@ -49,12 +45,6 @@ impl<R: BufRead> CorpusReader<R> {
     /// JSON, and it is never held whole.
     pub fn set_max_document_bytes(&mut self, bytes: usize) {
         self.lines.set_limit(max_line_bytes(bytes));
-    }
-
-    /// Makes an id seen earlier in this file an error naming the line where it was first
-    /// seen. Costs one copy of every id in memory, so it is off unless asked for.
-    pub fn refuse_duplicate_ids(&mut self) {
-        self.seen.get_or_insert_with(HashMap::new);
     }
 
     /// The path errors are reported against.
@@ -83,20 +73,7 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
             let text = f.take_text()?.unwrap_or_default();
             Ok(Document { id, title, text })
         });
-        let checked = parsed.and_then(|doc| match &mut self.seen {
-            None => Ok(doc),
-            Some(seen) => match seen.get(doc.id.as_str()) {
-                Some(&first_line) => Err(LineProblem::DuplicateId {
-                    id: doc.id,
-                    first_line,
-                }),
-                None => {
-                    seen.insert(doc.id.as_str().into(), line_no);
-                    Ok(doc)
-                }
-            },
-        });
-        Some(checked.map_err(|p| self.lines.malformed(line_no, p)))
+        Some(parsed.map_err(|p| self.lines.malformed(line_no, p)))
     }
 }
 
@@ -224,22 +201,14 @@ mod tests {
     }
 
     #[test]
-    fn a_duplicate_id_in_one_file_names_its_first_line() {
-        let input = "{\"_id\":\"a\"}\n{\"_id\":\"b\"}\n\n{\"_id\":\"a \"}\n{\"_id\":\"a\"}\n";
-        // Off by default: the reader alone does not care.
-        assert!(read(input).iter().all(Result::is_ok));
-        let mut reader = CorpusReader::new(input.as_bytes(), "data/corpus.jsonl");
-        reader.refuse_duplicate_ids();
-        let results: Vec<_> = reader.collect();
-        assert_eq!(results.len(), 4);
-        assert!(
-            results[..3].iter().all(Result::is_ok),
-            "\"a \" is another id"
-        );
-        let err = results[3].as_ref().unwrap_err();
+    fn a_repeated_id_is_not_the_readers_business() {
+        // Refusing a repeat is the writer's (it holds every id as a fingerprint); the
+        // reader keeps nothing per document, so its memory does not grow with the file.
+        let input = "{\"_id\":\"a\"}\n{\"_id\":\"b\"}\n\n{\"_id\":\"a\"}\n";
+        let docs: Vec<_> = read(input).into_iter().map(Result::unwrap).collect();
         assert_eq!(
-            err.to_string(),
-            "data/corpus.jsonl:5: duplicate id \"a\", first seen at line 1"
+            docs.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "a"]
         );
     }
 

@@ -93,9 +93,9 @@ pub enum LineProblem {
     #[error("lone UTF-16 surrogate {escape} in a JSON string at column {column}")]
     LoneSurrogate { escape: String, column: usize },
 
-    /// An id appears a second time in one file (a corpus read with
-    /// [`refuse_duplicate_ids`](super::CorpusReader::refuse_duplicate_ids)): which
-    /// document is meant is unknowable. Remove or rename one of them.
+    /// An id appears a second time in one file (found by the program feeding it to an
+    /// index writer, which refuses the repeat): which document is meant is unknowable.
+    /// Remove or rename one of them.
     #[error("duplicate id {id:?}, first seen at line {first_line}")]
     DuplicateId { id: String, first_line: u64 },
 

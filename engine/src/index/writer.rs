@@ -242,20 +242,31 @@ impl IndexWriter {
     /// fsyncs it, and frees them; no reader sees that segment until
     /// [`IndexWriter::commit`] publishes it with the others, in one manifest replace.
     ///
-    /// Accounted: the buffered documents' strings and slots and their id fingerprints
-    /// ([`IndexWriter::memory_used`]), and the heap the build holds at most, which each
-    /// build measures from its structures (term maps, postings, lengths, encoded files)
-    /// and the next flush threshold leaves room for. Beyond the budget: the committed
-    /// ids' fingerprints (8 bytes a document), pending deletions' ids, `--reorder bp`'s
-    /// graph, merges (which hold their output in memory), and the allocator's own slack.
+    /// Accounted: the buffered documents' strings and slots and their id fingerprints,
+    /// the fingerprints of every committed and flushed id (8 bytes a document, which
+    /// grow with the index: counting them keeps the writer's memory flat as the corpus
+    /// grows, at the cost of smaller segments) ([`IndexWriter::memory_used`]), and the
+    /// heap the build holds at most, which each build measures from its structures (term
+    /// maps, postings, lengths, encoded files) and the next flush threshold leaves room
+    /// for. The documents always keep at least a quarter of the budget (an index of
+    /// millions of ids under a tiny budget goes over it rather than write segments of a
+    /// few documents). Beyond the budget: pending deletions' ids, `--reorder bp`'s graph,
+    /// merges (which hold their output in memory), and the allocator's own slack (which
+    /// a program can hand back after each flush: `heddle-eval index` does).
     /// Budgets below [`MIN_MEMORY_BUDGET`] are raised to it.
     pub fn set_memory_budget(&mut self, bytes: usize) {
         self.memory_budget = bytes.max(MIN_MEMORY_BUDGET);
     }
 
-    /// Heap bytes the buffered documents hold now (what the memory budget counts
-    /// between builds).
+    /// Heap bytes the writer holds now between builds (what the memory budget counts):
+    /// the buffered documents and every id fingerprint.
     pub fn memory_used(&self) -> usize {
+        self.buffer_memory() + self.id_memory()
+    }
+
+    /// Heap bytes of the buffered documents and their fingerprints: what a build grows
+    /// with (the learned build ratio is per byte of these).
+    fn buffer_memory(&self) -> usize {
         self.buffer.capacity() * std::mem::size_of::<Document>()
             + self.buffer_text_bytes
             + self.buffer_ids.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
@@ -267,8 +278,8 @@ impl IndexWriter {
         self.high_water.max(self.memory_used())
     }
 
-    /// Heap bytes of the id fingerprints of committed and flushed documents: outside the
-    /// budget, 8 bytes a document.
+    /// Heap bytes of the id fingerprints of committed and flushed documents: 8 bytes a
+    /// document, counted in the budget.
     pub fn id_memory(&self) -> usize {
         self.committed_ids.heap_bytes()
             + self
@@ -309,17 +320,45 @@ impl IndexWriter {
         Ok(())
     }
 
-    /// Whether buffering `more` bytes would leave no room for building the buffer.
+    /// Whether buffering `more` bytes would leave no room for building the buffer in
+    /// what the id fingerprints leave of the budget (at least a quarter of it).
     fn over_budget_with(&self, more: usize) -> bool {
         let ratio = self.build_ratio.unwrap_or(INITIAL_BUILD_RATIO);
-        let held = (self.memory_used() + more + std::mem::size_of::<Document>()) as f64;
-        held * (1.0 + ratio) >= self.memory_budget as f64
+        let held = (self.buffer_memory() + more + std::mem::size_of::<Document>()) as f64;
+        let room = self
+            .memory_budget
+            .saturating_sub(self.id_memory())
+            .max(self.memory_budget / 4);
+        held * (1.0 + ratio) >= room as f64
     }
 
     /// Whether a live, uncommitted-delete-free document has external id `id` (with
     /// fingerprint `fp`). A fingerprint hit is confirmed against the documents
     /// themselves, so a collision never rejects a new id; only true hits pay a scan.
     fn holds(&self, id: &str, fp: u64) -> Result<bool> {
+        if self.holds_uncommitted(id, fp)? {
+            return Ok(true);
+        }
+        if self.committed_ids.count(fp) > 0 && !self.pending_deletes.contains(id) {
+            let current = self.shared.current.read().clone();
+            for live in current.segments() {
+                if stored_ids_contain(&live.reader, Some(live), id)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether a document added since the last commit (buffered, or in a segment
+    /// written for the next commit) and not deleted since has external id `id`. A
+    /// program feeding a file uses it to refuse an id the file repeats, where an upsert
+    /// would silently keep the later copy; it costs no memory per id.
+    pub fn is_uncommitted(&self, id: &str) -> Result<bool> {
+        self.holds_uncommitted(id, self.hasher.fingerprint(id))
+    }
+
+    fn holds_uncommitted(&self, id: &str, fp: u64) -> Result<bool> {
         if self.buffer_ids.get(&fp).is_some_and(|&n| n > 0)
             && self.buffer.iter().any(|d| d.id == id)
         {
@@ -329,14 +368,6 @@ impl IndexWriter {
             if f.ids.count(fp) > 0 && !f.deletes.contains(id) {
                 let reader = SegmentReader::open(&self.shared.dir, &f.meta)?;
                 if stored_ids_contain(&reader, None, id)? {
-                    return Ok(true);
-                }
-            }
-        }
-        if self.committed_ids.count(fp) > 0 && !self.pending_deletes.contains(id) {
-            let current = self.shared.current.read().clone();
-            for live in current.segments() {
-                if stored_ids_contain(&live.reader, Some(live), id)? {
                     return Ok(true);
                 }
             }
@@ -531,6 +562,12 @@ impl IndexWriter {
             // The buffer is freed, so the documents cannot be rebuilt, and a second
             // fsync may succeed over lost pages: no commit until a rollback.
             self.flush_failed = true;
+        } else {
+            // Not read again before the commit, which would otherwise map their cached
+            // pages as large folios (directory/cache.rs).
+            for path in &paths {
+                crate::directory::drop_cached_pages(path);
+            }
         }
         synced
     }
@@ -561,8 +598,8 @@ impl IndexWriter {
             self.reorder_progress.clone(),
             self.commit_progress.as_ref(),
         );
-        let held = self.memory_used();
-        self.high_water = self.high_water.max(held + built.heap_bytes);
+        let held = self.buffer_memory();
+        self.high_water = self.high_water.max(self.memory_used() + built.heap_bytes);
         // Only a flush teaches the ratio: it is built at the threshold's size, which the
         // ratio is for. A commit's last build is whatever remained, and a small build's
         // fixed costs (maps, file headers) would inflate a ratio that never comes down.

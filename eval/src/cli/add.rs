@@ -9,6 +9,7 @@ use clap::Args;
 use heddle::Index;
 use heddle_corpus::beir::{BeirError, LineProblem};
 
+use super::feed::{FlushWatch, duplicate_id};
 use crate::progress::{CommitLines, Progress, plural, thousands};
 
 #[derive(Debug, Args)]
@@ -38,6 +39,8 @@ pub struct AddArgs {
 }
 
 pub fn run(args: &AddArgs) -> anyhow::Result<()> {
+    // Freed build memory goes back to the system (crate::allocator).
+    crate::allocator::prefer_returning_memory();
     let index = Index::open(&args.index)?;
     let mut writer = index.writer()?;
     writer.set_threads(args.threads)?;
@@ -45,18 +48,31 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     writer.set_memory_budget(super::index::memory_budget(args.memory_mb));
     let mut reader = heddle_corpus::beir::open_corpus(&args.docs)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
-    reader.refuse_duplicate_ids();
     let path = reader.path().to_path_buf();
     let mut progress = Progress::new("add");
+    let mut flushes = FlushWatch::default();
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
-        let added = if args.upsert {
+        let line = reader.line();
+        let context = || format!("{}:{line}: document {id:?}", path.display());
+        // An id the file repeats is refused under --upsert too (which copy is meant?):
+        // the writer is asked, so no map of every id read grows with the file.
+        let repeated = args.upsert && writer.is_uncommitted(&id).with_context(context)?;
+        let added = if repeated {
+            Err(heddle::Error::DuplicateId { id: id.clone() })
+        } else if args.upsert {
             writer.upsert(doc)
         } else {
             writer.add(doc)
         };
-        added.with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
+        match added {
+            Err(heddle::Error::DuplicateId { .. }) => {
+                return Err(duplicate_id(&path, line, &id, args.max_doc_bytes));
+            }
+            added => added.with_context(context)?,
+        }
+        flushes.after_add(&writer);
         progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
     let stats = CommitLines::commit(&mut writer, &progress)?;

@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
+use super::feed::{FlushWatch, duplicate_id};
 use crate::progress::{CommitLines, Progress, plural};
 
 #[derive(Debug, Args)]
@@ -109,6 +110,8 @@ impl IndexArgs {
 }
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
+    // Freed build memory goes back to the system (crate::allocator).
+    crate::allocator::prefer_returning_memory();
     let mut analyzer = AnalyzerConfig::preset(&args.analyzer)?;
     analyzer.max_token_chars = args.max_token_chars;
     let settings = IndexSettings {
@@ -233,14 +236,20 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     writer.set_background_merges(false);
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
-    reader.refuse_duplicate_ids();
     let path = reader.path().to_path_buf();
+    let mut flushes = FlushWatch::default();
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| super::add::with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
-        writer
-            .add(doc)
-            .with_context(|| format!("{}:{}: document {id:?}", path.display(), reader.line()))?;
+        match writer.add(doc) {
+            Err(heddle::Error::DuplicateId { .. }) => {
+                return Err(duplicate_id(&path, reader.line(), &id, args.max_doc_bytes));
+            }
+            added => added.with_context(|| {
+                format!("{}:{}: document {id:?}", path.display(), reader.line())
+            })?,
+        }
+        flushes.after_add(writer);
         progress.tick(|| {
             format!(
                 "{} read, {} written",

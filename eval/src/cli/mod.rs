@@ -6,6 +6,7 @@ mod compare_runs;
 mod crash_writer;
 mod delete;
 pub(crate) mod display;
+mod feed;
 mod index;
 mod merge;
 mod quality;
