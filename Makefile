@@ -135,6 +135,18 @@ compare: $(CORPUS)/corpus.jsonl $(QUERIES)
 		--json $(COMPARE_OUT)/ladder.json --svg $(COMPARE_OUT)/ladder.svg \
 		--compare-json $(COMPARE_OUT)/compare.json $(COMPARE_FLAGS)
 
+# Issue 18's cost-growth study (docs/RESULTS.md, "How every cost grows"): synthetic
+# corpora of 171k, 500k and 1.7M documents, both engines in the same memory budget and
+# threads, at each engine's natural segment count and merged to one; the table with each
+# engine's growth exponents and one log-log SVG per family of figures under results/scale.
+# About 40 minutes on 2 cores the first time (corpora and indexes are reused after).
+# Override SCALE_SIZES, SCALE_MEMORY_MIB, SCALE_MODES or SCALE_FLAGS (scripts/scale.sh).
+.PHONY: scale
+scale:
+	$(CARGO) build --release -p heddle-corpus
+	cd bench && $(CARGO) build --release
+	bash scripts/scale.sh
+
 $(COMPARE_DIR)/synth/corpus.jsonl:
 	$(CARGO) build --release -p heddle-corpus
 	$(RELEASE_BIN)/heddle-corpus synth --out $(COMPARE_DIR)/synth --seed 7

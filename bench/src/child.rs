@@ -40,10 +40,11 @@ pub struct BuildIndexArgs {
     /// Indexing threads.
     #[arg(long)]
     pub threads: usize,
-    /// Segments tantivy is merged down to (heddle's count).
+    /// Segments to merge down to after the build; 0: the engine's own merge policy.
     #[arg(long)]
     pub segments: usize,
-    /// tantivy's indexing memory budget over all its threads, in bytes.
+    /// Indexing memory in bytes: heddle's writer budget (0: none), tantivy's arena over
+    /// all its threads.
     #[arg(long)]
     pub memory_bytes: usize,
 }

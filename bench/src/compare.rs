@@ -55,9 +55,23 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N")]
     pub index_threads: Option<usize>,
 
-    /// tantivy's indexing memory budget over all its threads, in MiB.
+    /// tantivy's indexing memory budget over all its threads, in MiB (when --memory-mib
+    /// is not given; heddle then builds in one commit, without a budget).
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     pub tantivy_memory_mib: usize,
+
+    /// Both engines index in this memory budget, in MiB: heddle's writer budget (what
+    /// `heddle-eval index --memory-mb` sets) and tantivy's indexing arena over all its
+    /// threads.
+    #[arg(long, value_name = "MIB", conflicts_with = "tantivy_memory_mib")]
+    pub memory_mib: Option<usize>,
+
+    /// How many segments each index has: `matched` (heddle's build decides; tantivy is
+    /// merged down to heddle's count), `natural` (each engine's own merge policy runs
+    /// during its build and is waited for), or a number N (both merged down to at most
+    /// N after the build).
+    #[arg(long, value_name = "matched|natural|N", default_value = "matched", value_parser = SegmentTarget::parse)]
+    pub segments: SegmentTarget,
 
     /// Queries per engine in the sequential pass (whole passes over the query set;
     /// 10,000 makes p99 reportable).
@@ -93,6 +107,32 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub bench: BenchArgs,
+}
+
+/// How many segments the compared indexes are built with (`--segments`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentTarget {
+    /// heddle's build decides; tantivy is merged down to heddle's count.
+    Matched,
+    /// Each engine's own merge policy during the build.
+    Natural,
+    /// Both merged down to at most this many.
+    AtMost(usize),
+}
+
+impl SegmentTarget {
+    fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "matched" => Ok(SegmentTarget::Matched),
+            "natural" => Ok(SegmentTarget::Natural),
+            n => match n.parse::<usize>() {
+                Ok(0) | Err(_) => Err(format!(
+                    "{n:?}: expected matched, natural or a number of segments of at least 1"
+                )),
+                Ok(n) => Ok(SegmentTarget::AtMost(n)),
+            },
+        }
+    }
 }
 
 /// tantivy's BM25 is fixed at k1 1.2, b 0.75 (the engine's default), so heddle is
@@ -397,15 +437,16 @@ fn indexes(
         let options = BuildOptions {
             analysis: args.analysis,
             threads,
-            // tantivy is merged down to heddle's segment count; heddle's own build
-            // (one commit) decides it.
-            segments: match engine {
-                Engine::Heddle => 0,
-                Engine::Tantivy => heddle_segments.unwrap_or(1),
+            // 0: the engine's own policy decides (BuildOptions::segments).
+            segments: match (args.segments, engine) {
+                (SegmentTarget::Matched, Engine::Heddle) | (SegmentTarget::Natural, _) => 0,
+                (SegmentTarget::Matched, Engine::Tantivy) => heddle_segments.unwrap_or(1),
+                (SegmentTarget::AtMost(n), _) => n,
             },
-            memory_bytes: match engine {
-                Engine::Heddle => 0,
-                Engine::Tantivy => args.tantivy_memory_mib << 20,
+            memory_bytes: match (args.memory_mib, engine) {
+                (Some(mib), _) => mib << 20,
+                (None, Engine::Heddle) => 0,
+                (None, Engine::Tantivy) => args.tantivy_memory_mib << 20,
             },
         };
         let slot = Slot::new(&args.workdir, args.analysis, engine);

@@ -26,5 +26,6 @@ pub mod compare;
 pub mod engines;
 pub mod reference;
 pub mod report;
+pub mod scale;
 pub mod tokenizer;
 pub mod workdir;

@@ -8,7 +8,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use heddle_bench::child::{self, BuildIndexArgs, ServeRssArgs};
 use heddle_bench::compare::{self, CompareArgs};
-use heddle_bench::report;
+use heddle_bench::{report, scale};
 
 /// heddle against tantivy with the same open-loop instrument, queries and tokens.
 #[derive(Parser)]
@@ -31,6 +31,18 @@ enum Command {
         /// The --compare-json files of the runs to summarise.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// The cost-growth study: comparison runs of one corpus at several sizes, each given
+    /// as LABEL=FILE (a --compare-json file; the label says how its indexes were built,
+    /// e.g. natural or one), into a table with each engine's growth exponents
+    /// (scale.md) and one log–log SVG per family of figures.
+    Scale {
+        /// LABEL=FILE, one per run.
+        #[arg(required = true, value_name = "LABEL=FILE")]
+        runs: Vec<String>,
+        /// Directory the table and the SVGs are written to.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
     },
     /// (Internal) builds one engine's index; prints its stats as JSON.
     #[command(hide = true)]
@@ -90,6 +102,17 @@ fn run() -> anyhow::Result<()> {
                 .map(|f| report::read(f))
                 .collect::<anyhow::Result<Vec<_>>>()?;
             print!("{}", report::render_summary(&runs));
+            Ok(())
+        }
+        Command::Scale { runs, out } => {
+            let runs = runs
+                .iter()
+                .map(|r| scale::ScaleRun::parse(r))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            print!("{}", scale::render(&runs));
+            for path in scale::write(&runs, &out)? {
+                eprintln!("scale: wrote {}", path.display());
+            }
             Ok(())
         }
         Command::BuildIndex(args) => child::build_index(&args),

@@ -1,5 +1,6 @@
-//! heddle's side: the index built the way `heddle-eval index` builds it (every document
-//! buffered, one commit), and the instrument's own heddle backend opened at its directory.
+//! heddle's side: the index built the way `heddle-eval index` builds it (in its memory
+//! budget if one is given, one commit), and the instrument's own heddle backend opened at
+//! its directory.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,12 +8,15 @@ use std::time::Instant;
 
 use anyhow::Context;
 use heddle::{Index, IndexSettings, SearchOptions};
+use heddle_eval::allocator::{prefer_returning_memory, release_free_memory};
 use heddle_eval::bench::{Backend, BackendFactory, HeddleFactory, WriteOptions};
 use heddle_eval::progress::{Progress, thousands};
 
 use super::{BuildOptions, BuildStats, Engine, ScoredHit, ScoredSearch, dir_size};
 
 pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::Result<BuildStats> {
+    // As `heddle-eval index` does: freed build memory goes back to the system.
+    prefer_returning_memory();
     let started = Instant::now();
     let mut progress = Progress::new("build heddle");
     let index = Index::create(
@@ -24,40 +28,74 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     )?;
     let mut writer = index.writer()?;
     writer.set_threads(opts.threads)?;
-    writer.set_background_merges(false);
+    if opts.memory_bytes > 0 {
+        writer.set_memory_budget(opts.memory_bytes);
+    }
+    // segments 0: the merge policy runs after the commit, as `heddle-eval add` lets it.
+    writer.set_background_merges(opts.segments == 0);
     let mut reader = heddle_corpus::beir::open_corpus(corpus)?;
     let path = reader.path().to_path_buf();
+    let mut flushed = 0;
     while let Some(doc) = reader.next() {
         let doc = doc?;
         writer
             .add(doc)
             .with_context(|| format!("{}:{}", path.display(), reader.line()))?;
-        progress.tick(|| format!("{} documents read", thousands(writer.buffered() as u64)));
+        if writer.flushed_segments() != flushed {
+            flushed = writer.flushed_segments();
+            release_free_memory();
+        }
+        progress.tick(|| {
+            format!(
+                "{} documents read, {} segments written",
+                thousands(writer.buffered() as u64),
+                flushed
+            )
+        });
     }
     let read = started.elapsed().as_secs_f64();
     progress.say(&format!(
-        "{} documents read; committing one segment on {} threads",
+        "{} documents read; committing on {} threads",
         thousands(writer.buffered() as u64),
         opts.threads
     ));
     let stats = writer.commit()?;
+    let committed = started.elapsed().as_secs_f64();
+    let published = index.segments().len();
+    if opts.segments == 0 {
+        progress.say(&format!(
+            "committed {published} segments; waiting for merges"
+        ));
+        writer.wait_for_merges()?;
+    } else if published > opts.segments {
+        progress.say(&format!(
+            "committed {published} segments; merging down to {}",
+            opts.segments
+        ));
+        writer.merge(opts.segments)?;
+    }
     drop(writer);
     let seconds = started.elapsed().as_secs_f64();
-    progress.say("committed");
+    let segments = index.segments().len();
+    progress.say(&format!("{segments} segments"));
     Ok(BuildStats {
         engine: Engine::Heddle,
         docs: stats.docs as u64,
         seconds,
         docs_per_sec: stats.docs as f64 / seconds.max(1e-9),
         bytes: dir_size(dir)?,
-        segments: index.segments().len(),
+        segments,
         phases: vec![
-            ("read and buffer".into(), read),
+            ("read, buffer and flush".into(), read),
             ("analysis".into(), stats.analysis.as_secs_f64()),
             ("encoding".into(), stats.encoding.as_secs_f64()),
             ("write".into(), stats.write.as_secs_f64()),
             ("fsync".into(), stats.fsync.as_secs_f64()),
             ("commit total".into(), stats.total.as_secs_f64()),
+            (
+                format!("merge {published} → {segments} segments"),
+                seconds - committed,
+            ),
         ],
         peak_rss_kib: None,
         threads: opts.threads,

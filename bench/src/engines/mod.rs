@@ -74,13 +74,16 @@ impl Engine {
     }
 }
 
-/// How an index is built. Both engines get the same `threads`; tantivy is merged down to
-/// `segments` (heddle's count) with `memory_bytes` of indexing arena over all threads.
+/// How an index is built. Both engines get the same `threads`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildOptions {
     pub analysis: Analysis,
     pub threads: usize,
+    /// 0: the engine's own merge policy runs during the build and is waited for (heddle
+    /// without a budget builds one segment); N: merged down to at most N after it.
     pub segments: usize,
+    /// heddle: the writer's memory budget (0: none, one commit of everything); tantivy:
+    /// the indexing arena over all threads.
     pub memory_bytes: usize,
 }
 

@@ -102,7 +102,6 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
         opts.threads >= 1,
         "tantivy needs at least one indexing thread"
     );
-    ensure!(opts.segments >= 1, "an index has at least one segment");
     let started = Instant::now();
     let mut progress = Progress::new("build tantivy");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -111,8 +110,11 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     register(&index, opts.analysis);
     let mut writer: IndexWriter<TantivyDocument> =
         index.writer_with_num_threads(opts.threads, opts.memory_bytes)?;
-    // Segments are merged explicitly below, down to heddle's count.
-    writer.set_merge_policy(Box::new(NoMergePolicy));
+    // segments 0: tantivy's default merge policy runs while it indexes. Otherwise
+    // segments are merged explicitly below, down to the count asked for.
+    if opts.segments > 0 {
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+    }
     let mut reader = heddle_corpus::beir::open_corpus(corpus)?;
     let path = reader.path().to_path_buf();
     let mut docs = 0u64;
@@ -127,7 +129,7 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     writer.commit()?;
     let committed = started.elapsed().as_secs_f64();
     let flushed = index.searchable_segment_ids()?.len();
-    let merged = merge_down(&index, &mut writer, opts.segments)?;
+    let merged = opts.segments > 0 && merge_down(&index, &mut writer, opts.segments)?;
     if merged {
         progress.say(&format!(
             "merged {flushed} segments into {}",
