@@ -34,8 +34,10 @@ smallest=$(printf '%s\n' $SIZES | sort -n | head -n 1)
 QUERIES="$DIR/queries.jsonl"
 if [ ! -s "$QUERIES" ]; then
   say "generating 1,000 class queries from the $smallest-document corpus"
-  "$BIN/heddle-corpus" queries --corpus "$DIR/synth-$smallest" --out "$QUERIES" --count 1000 \
-    --class sampled,frequent-rare,all-rare,all-frequent,long
+  # Written aside and renamed, so that an interrupted run leaves no partial query set.
+  "$BIN/heddle-corpus" queries --corpus "$DIR/synth-$smallest" --out "$QUERIES.partial" \
+    --count 1000 --class sampled,frequent-rare,all-rare,all-frequent,long
+  mv "$QUERIES.partial" "$QUERIES"
 fi
 
 runs=()
@@ -44,7 +46,11 @@ step=0
 for n in $SIZES; do
   for mode in $MODES; do
     step=$((step + 1))
-    label=$([ "$mode" = natural ] && echo natural || echo "merged-to-$mode")
+    case "$mode" in
+      natural) label=natural ;;
+      matched) label=matched ;;
+      *) label="merged-to-$mode" ;;
+    esac
     out="$DIR/runs/$n-$label"
     mkdir -p "$out"
     say "[$step/$total] $n documents, $label segments, --memory-mib $MEMORY_MIB"

@@ -109,6 +109,7 @@ fn run() -> anyhow::Result<()> {
                 .iter()
                 .map(|r| scale::ScaleRun::parse(r))
                 .collect::<anyhow::Result<Vec<_>>>()?;
+            scale::check(&runs)?;
             print!("{}", scale::render(&runs));
             for path in scale::write(&runs, &out)? {
                 eprintln!("scale: wrote {}", path.display());

@@ -65,7 +65,7 @@ impl Family {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-const FIGURES: [Figure; 10] = [
+const FIGURES: [Figure; 11] = [
     Figure {
         name: "build time",
         unit: "s",
@@ -83,6 +83,12 @@ const FIGURES: [Figure; 10] = [
         unit: "MiB",
         family: Family::Build,
         read: |_, e| e.build.peak_rss_kib.map(|k| k as f64 / 1024.0),
+    },
+    Figure {
+        name: "build peak RSS before merges",
+        unit: "MiB",
+        family: Family::Build,
+        read: |_, e| e.build.pre_merge_peak_rss_kib.map(|k| k as f64 / 1024.0),
     },
     Figure {
         name: "index size",
@@ -176,11 +182,17 @@ impl ScaleRun {
             "{}: the study needs both heddle and tantivy in every run",
             path.display()
         );
-        Ok(ScaleRun {
+        let run = ScaleRun {
             label: label.to_string(),
             path,
             report,
-        })
+        };
+        ensure!(
+            run.docs() > 0,
+            "{}: no documents indexed",
+            run.path.display()
+        );
+        Ok(run)
     }
 
     /// Documents in the corpus (both engines indexed the same number; checked when the
@@ -188,6 +200,49 @@ impl ScaleRun {
     fn docs(&self) -> u64 {
         self.report.engines[0].build.docs
     }
+
+    /// How each engine's index was built, as `heddle-bench bench` recorded it.
+    fn settings(&self) -> String {
+        self.report
+            .engines
+            .iter()
+            .map(|e| {
+                let b = &e.build;
+                let memory = match b.memory_bytes {
+                    None => "memory not recorded".to_string(),
+                    Some(0) => "no budget".to_string(),
+                    Some(m) => format!("{} MiB", m >> 20),
+                };
+                let segments = match b.segment_target {
+                    None => "segments not recorded".to_string(),
+                    Some(0) => "its own merge policy".to_string(),
+                    Some(n) => format!("merged to at most {n}"),
+                };
+                format!("{}: {} threads, {memory}, {segments}", e.engine, b.threads)
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Refuses a study that cannot be read: two runs of one label at one size (which would
+/// the table show?).
+pub fn check(runs: &[ScaleRun]) -> anyhow::Result<()> {
+    for (i, a) in runs.iter().enumerate() {
+        if let Some(b) = runs[..i]
+            .iter()
+            .find(|b| b.label == a.label && b.docs() == a.docs())
+        {
+            bail!(
+                "{} and {} are both {:?} at {} documents: give each label one run per size",
+                b.path.display(),
+                a.path.display(),
+                a.label,
+                a.docs()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Every figure of one label: figure → engine → (docs, value) by size.
@@ -274,9 +329,11 @@ pub fn render(runs: &[ScaleRun]) -> String {
         for run in &of_label {
             let _ = writeln!(
                 out,
-                "- {} documents: `{}`",
+                "- {} documents: `{}` ({}; queries `{}`)",
                 heddle_eval::progress::thousands(run.docs()),
-                run.path.display()
+                run.path.display(),
+                run.settings(),
+                run.report.queries
             );
         }
         let _ = writeln!(out);
@@ -389,7 +446,7 @@ const GAP: f64 = 92.0;
 /// heddle, tantivy.
 const COLOURS: [&str; 2] = ["#1f6fb4", "#d95f02"];
 /// One stroke pattern per label, in the order the labels first appear.
-const DASHES: [&str; 4] = ["", "6 4", "2 3", "10 3 2 3"];
+const DASHES: [&str; 4] = ["none", "6 4", "2 3", "10 3 2 3"];
 
 /// One drawn line: the label's index, the engine's index, its points.
 type Line = (usize, usize, Vec<(u64, f64)>);

@@ -26,10 +26,20 @@ pub struct BuildKey {
     /// heddle's on-disk format: an index of another format cannot be opened.
     pub heddle_format: u32,
     pub tantivy_version: String,
+    /// The heddle build (commit) that made a heddle index in a memory budget, whose
+    /// segments the writer's flushes and merge policy decided: neither is part of the
+    /// format, and a change to either must not be measured on indexes the old code
+    /// built. Absent without a budget (one commit, one segment, whatever the policies),
+    /// so `make compare`'s indexes are not rebuilt on every commit. tantivy's index
+    /// depends on heddle only through the segment count in its options.
+    #[serde(default)]
+    pub heddle_policy_build: Option<String>,
 }
 
 impl BuildKey {
     pub fn new(engine: Engine, corpus: CorpusFingerprint, options: BuildOptions) -> Self {
+        let heddle_policy_build = (engine == Engine::Heddle && options.memory_bytes > 0)
+            .then(|| heddle_eval::env::Build::this().short());
         BuildKey {
             engine,
             corpus,
@@ -37,6 +47,7 @@ impl BuildKey {
             heddle_bench_version: env!("CARGO_PKG_VERSION").to_string(),
             heddle_format: heddle::segment::FORMAT_VERSION,
             tantivy_version: TANTIVY_VERSION.to_string(),
+            heddle_policy_build,
         }
     }
 }
@@ -194,7 +205,10 @@ mod tests {
             segments: 1,
             phases: Vec::new(),
             peak_rss_kib: None,
+            pre_merge_peak_rss_kib: None,
             threads: 2,
+            memory_bytes: Some(0),
+            segment_target: Some(0),
         };
         slot.commit(&BuildRecord {
             key: key.clone(),

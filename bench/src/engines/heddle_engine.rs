@@ -62,6 +62,7 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     let stats = writer.commit()?;
     let committed = started.elapsed().as_secs_f64();
     let published = index.segments().len();
+    let pre_merge_peak_rss_kib = crate::child::vm_hwm_kib();
     if opts.segments == 0 {
         progress.say(&format!(
             "committed {published} segments; waiting for merges"
@@ -98,7 +99,10 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
             ),
         ],
         peak_rss_kib: None,
+        pre_merge_peak_rss_kib,
         threads: opts.threads,
+        memory_bytes: Some(opts.memory_bytes),
+        segment_target: Some(opts.segments),
     })
 }
 

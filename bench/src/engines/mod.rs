@@ -101,9 +101,20 @@ pub struct BuildStats {
     /// Where the time went, in the engine's own terms.
     pub phases: Vec<(String, f64)>,
     /// Peak resident memory of the process that built it (VmHWM), KiB; the build runs in
-    /// a process of its own so that this is the engine's alone.
+    /// a process of its own so that this is the engine's alone. Merges included.
     pub peak_rss_kib: Option<u64>,
+    /// The same peak just before the merges asked for after the build (heddle's merge
+    /// policy after its commit, or a merge down to N): the budgeted build alone. Absent
+    /// where merges run during the build (tantivy's own policy) or in older records.
+    #[serde(default)]
+    pub pre_merge_peak_rss_kib: Option<u64>,
     pub threads: usize,
+    /// The memory and segment settings it was built with ([`BuildOptions`]); absent in
+    /// older records.
+    #[serde(default)]
+    pub memory_bytes: Option<usize>,
+    #[serde(default)]
+    pub segment_target: Option<usize>,
 }
 
 /// One hit with its score, for the agreement check.

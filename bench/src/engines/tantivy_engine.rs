@@ -129,6 +129,8 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     writer.commit()?;
     let committed = started.elapsed().as_secs_f64();
     let flushed = index.searchable_segment_ids()?.len();
+    // With tantivy's own policy its merges ran while it indexed: no peak before them.
+    let pre_merge_peak_rss_kib = (opts.segments > 0).then(crate::child::vm_hwm_kib).flatten();
     let merged = opts.segments > 0 && merge_down(&index, &mut writer, opts.segments)?;
     if merged {
         progress.say(&format!(
@@ -156,7 +158,10 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
             ),
         ],
         peak_rss_kib: None,
+        pre_merge_peak_rss_kib,
         threads: opts.threads,
+        memory_bytes: Some(opts.memory_bytes),
+        segment_target: Some(opts.segments),
     })
 }
 
