@@ -5,7 +5,7 @@
 //!
 //! Holding every committed id as a `String` grew the writer's memory with the corpus
 //! (about 40 bytes an id in a hash set); the fingerprints grow by 8 bytes an id, and
-//! the budget of [`super::IndexWriter::set_memory_budget`] states them as overhead.
+//! the budget of [`super::IndexWriter::set_memory_budget`] counts them.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -64,37 +64,49 @@ impl Fingerprints {
     }
 
     /// Applies the removals, then adds `more` (with their own removals applied): the
-    /// set a commit publishes. Every source is sorted already, so they are merged in one
-    /// pass, O(n) in what is held (a full sort on every commit was O(n log n) even for a
-    /// one-document commit); nothing is rebuilt when nothing changed.
+    /// set a commit publishes. What is held is sorted already and merged with the new
+    /// fingerprints in one pass, O(n) in what is held (a full sort on every commit was
+    /// O(n log n) even for a one-document commit); the new ones, from however many
+    /// segments a memory budget flushed, are gathered into one run first (sorted if
+    /// there are several), so a commit of k segments copies the held set once, not k
+    /// times. Nothing is rebuilt when nothing changed.
     pub(crate) fn compact_and_extend(&mut self, more: &[&Fingerprints]) {
         if self.removed.is_empty() && more.iter().all(|m| m.sorted.is_empty()) {
             return;
         }
-        let mut merged = self.surviving();
-        for source in more {
-            let add = source.surviving();
-            if add.is_empty() {
-                continue;
-            }
-            let mut out = Vec::with_capacity(merged.len() + add.len());
-            let (mut a, mut b) = (merged.iter().peekable(), add.iter().peekable());
-            while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
-                if x <= y {
-                    out.push(x);
-                    a.next();
-                } else {
-                    out.push(y);
-                    b.next();
+        let add: Vec<u64> = match more {
+            [one] => one.surviving(),
+            _ => {
+                let mut all = Vec::with_capacity(more.iter().map(|m| m.sorted.len()).sum());
+                for source in more {
+                    all.extend(source.surviving());
                 }
+                all.sort_unstable();
+                all
             }
-            out.extend(a);
-            out.extend(b);
-            merged = out;
+        };
+        // Held once: moved out when there is nothing to remove from it.
+        let held = if self.removed.is_empty() {
+            std::mem::take(&mut self.sorted)
+        } else {
+            self.surviving()
+        };
+        self.sorted = Vec::new();
+        let mut out = Vec::with_capacity(held.len() + add.len());
+        let (mut a, mut b) = (held.iter().peekable(), add.iter().peekable());
+        while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
+            if x <= y {
+                out.push(x);
+                a.next();
+            } else {
+                out.push(y);
+                b.next();
+            }
         }
-        merged.shrink_to_fit();
+        out.extend(a);
+        out.extend(b);
         *self = Fingerprints {
-            sorted: merged,
+            sorted: out,
             removed: HashMap::new(),
         };
     }

@@ -35,7 +35,8 @@ pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 << 20;
 
 /// What a segment build holds beyond its documents, per byte of them, until the first
 /// flush measures it (see [`IndexWriter::set_memory_budget`]): the first segment is then
-/// an eighth of the budget, a probe that stays within it unless the build needs more
+/// an eighth of what the id fingerprints leave of the budget, a probe that stays within
+/// it unless the build needs more
 /// than 7 bytes a byte of documents (measured: 1 to 3 on real and synthetic text, and 28
 /// on a test corpus where every fifth word is unique; docs/DECISIONS.md).
 const INITIAL_BUILD_RATIO: f64 = 7.0;
@@ -98,8 +99,8 @@ pub struct IndexWriter {
     committed_ids: Fingerprints,
     hasher: IdHasher,
     memory_budget: usize,
-    /// The build's heap per byte of [`IndexWriter::memory_used`], the most any flush of
-    /// this writer measured; `None` before the first.
+    /// The build's heap per byte of the buffered documents (`buffer_memory`), the most
+    /// any flush of this writer measured; `None` before the first.
     build_ratio: Option<f64>,
     high_water: usize,
     /// A flushed segment's fsync failed: no commit until a rollback.
@@ -272,8 +273,9 @@ impl IndexWriter {
             + self.buffer_ids.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
     }
 
-    /// The most the writer's accounting reached: [`IndexWriter::memory_used`], and during
-    /// each segment build, the documents plus the build's own measured heap.
+    /// The most the writer's accounting reached: [`IndexWriter::memory_used`] (buffered
+    /// documents and id fingerprints), and during each segment build, that plus the
+    /// build's own measured heap.
     pub fn memory_high_water(&self) -> usize {
         self.high_water.max(self.memory_used())
     }
@@ -282,6 +284,8 @@ impl IndexWriter {
     /// document, counted in the budget.
     pub fn id_memory(&self) -> usize {
         self.committed_ids.heap_bytes()
+            // A reset keeps the old index's ids until its commit, for a rollback.
+            + self.reset.as_ref().map_or(0, |r| r.committed_ids.heap_bytes())
             + self
                 .flushed
                 .iter()
@@ -956,4 +960,94 @@ fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
         .thread_name(|i| format!("heddle-build-{i}"))
         .build()
         .map_err(|e| Error::InvalidArgument(format!("cannot start {threads} build threads: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{Index, IndexSettings};
+
+    /// About 700 bytes of text, a few words of its own.
+    fn doc(i: usize) -> Document {
+        let text: Vec<String> = (0..100)
+            .map(|j| format!("w{}", (i * 31 + j) % 977))
+            .collect();
+        Document::new(format!("d{i}"), "title", text.join(" "))
+    }
+
+    fn writer(dir: &std::path::Path, budget: usize) -> (Index, IndexWriter) {
+        let index = Index::create(dir, IndexSettings::default()).unwrap();
+        let mut w = index.writer().unwrap();
+        w.set_threads(1).unwrap();
+        w.set_memory_budget(budget);
+        (index, w)
+    }
+
+    /// The first segment a budget flushes, in documents, for a writer that already holds
+    /// `ids` committed fingerprints.
+    fn first_segment_with(ids: usize, budget: usize) -> usize {
+        let dir = tempfile::tempdir().unwrap();
+        let (_index, mut w) = writer(dir.path(), budget);
+        w.committed_ids = Fingerprints::from_unsorted(
+            (0..ids as u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect(),
+        );
+        let mut i = 0;
+        while w.flushed_segments() == 0 {
+            w.add(doc(i)).unwrap();
+            i += 1;
+        }
+        w.flushed[0].meta.doc_count as usize
+    }
+
+    /// Fingerprints grow with the index: counted in the budget, they take room from the
+    /// documents (so memory stays flat as the index grows), but never more than three
+    /// quarters of it (or a huge index under a small budget would flush every document).
+    #[test]
+    fn committed_ids_take_room_from_the_documents_but_leave_them_a_quarter() {
+        let budget = 4 << 20;
+        let alone = first_segment_with(0, budget);
+        let half = first_segment_with(budget / 2 / 8, budget);
+        let over = first_segment_with(2 * budget / 8, budget);
+        let share = |n: usize| n as f64 / alone as f64;
+        assert!(alone > 40, "{alone} documents in the first segment");
+        assert!(
+            (0.35..0.65).contains(&share(half)),
+            "ids of half the budget: {half} documents against {alone}"
+        );
+        assert!(
+            (0.15..0.35).contains(&share(over)),
+            "ids of twice the budget: {over} documents against {alone}"
+        );
+    }
+
+    #[test]
+    fn is_uncommitted_follows_an_id_through_buffer_flush_delete_and_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_index, mut w) = writer(dir.path(), MIN_MEMORY_BUDGET);
+        w.add(doc(0)).unwrap();
+        assert!(w.is_uncommitted("d0").unwrap(), "buffered");
+        let mut i = 1;
+        while w.flushed_segments() == 0 {
+            w.add(doc(i)).unwrap();
+            i += 1;
+        }
+        assert!(w.buffer.iter().all(|d| d.id != "d0"));
+        assert!(w.is_uncommitted("d0").unwrap(), "in a flushed segment");
+        assert!(!w.is_uncommitted("d-never").unwrap());
+        assert!(w.delete("d0"));
+        assert!(
+            !w.is_uncommitted("d0").unwrap(),
+            "deleted from the flushed segment"
+        );
+        w.add(doc(0)).unwrap();
+        assert!(w.is_uncommitted("d0").unwrap(), "added again");
+        w.commit().unwrap();
+        assert!(
+            !w.is_uncommitted("d0").unwrap(),
+            "committed: in the index, no longer pending"
+        );
+        assert!(matches!(w.add(doc(0)), Err(Error::DuplicateId { .. })));
+    }
 }

@@ -68,7 +68,14 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         };
         match added {
             Err(heddle::Error::DuplicateId { .. }) => {
-                return Err(duplicate_id(&path, line, &id, args.max_doc_bytes));
+                // Under --upsert an id already in the index is replaced, not refused.
+                return Err(duplicate_id(
+                    &path,
+                    line,
+                    &id,
+                    args.max_doc_bytes,
+                    !args.upsert,
+                ));
             }
             added => added.with_context(context)?,
         }

@@ -243,7 +243,14 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         let id = doc.id.clone();
         match writer.add(doc) {
             Err(heddle::Error::DuplicateId { .. }) => {
-                return Err(duplicate_id(&path, reader.line(), &id, args.max_doc_bytes));
+                // A new index, or one being rebuilt: the id came from this file.
+                return Err(duplicate_id(
+                    &path,
+                    reader.line(),
+                    &id,
+                    args.max_doc_bytes,
+                    false,
+                ));
             }
             added => added.with_context(|| {
                 format!("{}:{}: document {id:?}", path.display(), reader.line())
