@@ -149,6 +149,58 @@ fn searches_answer_in_elasticsearchs_shape() {
         r#"{"query":{"match":{"flat":"covid"}},"size":2,"from":3}"#,
     );
     assert_eq!(ids(&paged), ids(&v)[3..5]);
+    // A page past the last match: no hits, and the total is still every match (one).
+    let (status, past) = search(
+        addr,
+        r#"{"query":{"match":{"text":"bats"}},"size":3,"from":5}"#,
+    );
+    assert_eq!(status, 200, "{past}");
+    assert!(ids(&past).is_empty(), "{past}");
+    assert_eq!(
+        (
+            &past["hits"]["total"]["value"],
+            &past["hits"]["total"]["relation"]
+        ),
+        (&Value::from(1), &Value::from("eq")),
+        "{past}"
+    );
+    // A page that ends the matches: the total counts the ones before it too.
+    let (_, last) = search(
+        addr,
+        r#"{"query":{"match":{"text":"bats"}},"size":3,"from":0}"#,
+    );
+    assert_eq!(last["hits"]["total"]["value"], 1);
+    // size and from in the URL override the body's, as in Elasticsearch; a parameter
+    // this server would otherwise ignore is refused, not ignored.
+    let (status, v) = request(
+        addr,
+        "POST",
+        "/idx/_search?size=2&from=3&pretty",
+        r#"{"query":{"match":{"flat":"covid"}},"size":9}"#,
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(ids(&v), ids(&paged));
+    for (url, needle) in [
+        ("/idx/_search?filter_path=hits", "[filter_path]"),
+        (
+            "/idx/_search?size=many",
+            "[size] must be a non-negative integer",
+        ),
+        ("/idx/_search?size=0", "[size] 0"),
+        ("/idx/_search?from=9999", "Result window is too large"),
+    ] {
+        let status = refused(
+            addr,
+            "POST",
+            url,
+            r#"{"query":{"match":{"flat":"covid"}}}"#,
+            needle,
+        );
+        assert_eq!(status, 400, "{url}");
+    }
+    let (status, _) = request(addr, "GET", "/?pretty", "");
+    assert_eq!(status, 200);
+    refused(addr, "GET", "/_cluster/health?size=3", "", "[size]");
     let (_, v) = search(
         addr,
         r#"{"query":{"multi_match":{"query":"bats","fields":["title^2","text"]}}}"#,

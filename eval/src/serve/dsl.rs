@@ -83,6 +83,52 @@ impl Query {
 
 /// Parses a `_search` body. An empty body is refused: heddle has no `match_all`.
 pub fn parse_search(body: &[u8]) -> Result<SearchRequest, ApiError> {
+    parse_search_with(body, &UrlParams::default())
+}
+
+/// What the URL's query string may say: `size` and `from`, which override the body's
+/// as in Elasticsearch, and `pretty` (indentation only: ignored). Every other parameter
+/// is refused, since ignoring it could change what the caller gets (`filter_path`,
+/// `rest_total_hits_as_int`, `q`, ...) without telling them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UrlParams {
+    pub size: Option<u64>,
+    pub from: Option<u64>,
+}
+
+impl UrlParams {
+    /// Parses a query string (`None`: the URL had none). `allow_paging`: whether this
+    /// route takes `size` and `from` (only `_search` does).
+    pub fn parse(query: Option<&str>, allow_paging: bool) -> Result<UrlParams, ApiError> {
+        let mut params = UrlParams::default();
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let number = |what: &str| {
+                value.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request(format!(
+                        "URL parameter [{what}] must be a non-negative integer, not [{value}]"
+                    ))
+                })
+            };
+            match key {
+                "pretty" => {}
+                "size" if allow_paging => params.size = Some(number("size")?),
+                "from" if allow_paging => params.from = Some(number("from")?),
+                other => {
+                    return Err(ApiError::bad_request(format!(
+                        "URL parameter [{other}] is not supported here: this server reads \
+                         size and from in a _search URL (and ignores pretty); put the rest \
+                         in the body"
+                    )));
+                }
+            }
+        }
+        Ok(params)
+    }
+}
+
+/// [`parse_search`], with the URL's `size` and `from` over the body's.
+pub fn parse_search_with(body: &[u8], url: &UrlParams) -> Result<SearchRequest, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::parsing(
             "the request body is empty: send {\"query\": {\"match\": {\"FIELD\": \"TEXT\"}}}",
@@ -115,6 +161,8 @@ pub fn parse_search(body: &[u8]) -> Result<SearchRequest, ApiError> {
         }
     }
     let query = query.ok_or_else(|| ApiError::parsing("the search body has no [query] to run"))?;
+    let size = url.size.or(size);
+    let from = url.from.unwrap_or(from);
     let size = match size {
         None => DEFAULT_SIZE as u64,
         Some(0) => {

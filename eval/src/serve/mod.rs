@@ -31,7 +31,8 @@ mod service;
 pub use bulk::{BulkOp, parse_bulk};
 pub use client::{HttpBackend, HttpFactory, Target};
 pub use dsl::{
-    DEFAULT_SIZE, MAX_RESULT_WINDOW, MultiMatchKind, Query, SearchRequest, parse_search,
+    DEFAULT_SIZE, MAX_RESULT_WINDOW, MultiMatchKind, Query, SearchRequest, UrlParams, parse_search,
+    parse_search_with,
 };
 pub use error::ApiError;
 pub use reload::Reloader;

@@ -12,7 +12,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::bulk::parse_bulk;
-use super::dsl::parse_search;
+use super::dsl::{UrlParams, parse_search_with};
 use super::error::ApiError;
 use super::service::{SearchService, ServedHit};
 
@@ -46,6 +46,10 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let url = UrlParams::parse(
+        req.uri().query(),
+        matches!(parts.as_slice(), [_, "_search"]),
+    )?;
     let allow = |methods: &[Method], allowed: &str| -> Result<(), ApiError> {
         if methods.contains(&method) {
             return Ok(());
@@ -72,11 +76,13 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
             known_index(app, index)?;
             let body = read_body(app, req).await?;
             let service = app.service.clone();
-            let parsed = small(&body).then(|| parse_search(&body)).transpose()?;
+            let parsed = small(&body)
+                .then(|| parse_search_with(&body, &url))
+                .transpose()?;
             let (hits, from, size, source) = off_reactor(move || {
                 let request = match parsed {
                     Some(request) => request,
-                    None => parse_search(&body)?,
+                    None => parse_search_with(&body, &url)?,
                 };
                 let hits = service.search(&request)?;
                 Ok((hits, request.from, request.size, request.source))
@@ -232,21 +238,29 @@ async fn on_write_thread<T: Send + 'static>(
         .map_err(|_| ApiError::internal("the write thread failed"))?
 }
 
-/// Elasticsearch's response shape. heddle collects the top hits without counting every
-/// match, so `hits.total` is a lower bound (`gte`) unless fewer hits than asked for came
-/// back, when it is every match (`eq`).
+/// Elasticsearch's response shape, for the service's best `from + size` hits (`ranked`):
+/// the page is what follows the first `from`. heddle collects the top hits without
+/// counting every match, so `hits.total` is a lower bound (`gte`) unless fewer than
+/// `from + size` were ranked, when it is every match (`eq`), however far `from` went.
 fn search_response(
     name: &str,
-    hits: &[ServedHit],
+    ranked: &[ServedHit],
     source: bool,
     started: Instant,
     from: usize,
     size: usize,
 ) -> Value {
-    let returned = hits.len();
-    let relation = if returned < size { "eq" } else { "gte" };
-    let max_score = hits.first().map(|h| h.score);
-    let hits: Vec<Value> = hits
+    let matched = ranked.len();
+    let relation = if matched < from.saturating_add(size) {
+        "eq"
+    } else {
+        "gte"
+    };
+    let page = ranked.get(from..).unwrap_or_default();
+    let page = &page[..page.len().min(size)];
+    // Elasticsearch's max_score is the best of all matches, not of the page.
+    let max_score = ranked.first().map(|h| h.score);
+    let hits: Vec<Value> = page
         .iter()
         .map(|h| {
             let mut hit = json!({"_index": name, "_id": h.id, "_score": h.score});
@@ -261,7 +275,7 @@ fn search_response(
         "timed_out": false,
         "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
         "hits": {
-            "total": {"value": from + returned, "relation": relation},
+            "total": {"value": matched, "relation": relation},
             "max_score": max_score,
             "hits": hits,
         },

@@ -37,8 +37,9 @@ pub struct BulkItem {
 /// An index the server can search. Called on the server's search threads, never on
 /// its reactor, so an implementation may block.
 pub trait SearchService: Send + Sync + 'static {
-    /// The hits of `request`, best first: `request.size` of them after skipping
-    /// `request.from`.
+    /// The best `request.from + request.size` hits of `request`, best first. The server
+    /// skips `from` itself: how many there were before the skip is what `hits.total`
+    /// reports when the query has fewer matches than that.
     fn search(&self, request: &SearchRequest) -> Result<Vec<ServedHit>, ApiError>;
 
     /// Live documents (`GET /{index}/_count`).
@@ -177,7 +178,6 @@ impl SearchService for HeddleService {
             .map_err(|e| ApiError::internal(format!("searching: {e:#}")))?;
         Ok(hits
             .into_iter()
-            .skip(request.from)
             .map(|h| ServedHit {
                 id: h.id,
                 score: h.score,
@@ -283,7 +283,6 @@ impl SearchService for BackendService {
         Ok(ids
             .into_iter()
             .enumerate()
-            .skip(request.from)
             .map(|(i, id)| ServedHit {
                 id,
                 score: 1.0 / (i + 1) as f64,
