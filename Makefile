@@ -135,11 +135,12 @@ compare: $(CORPUS)/corpus.jsonl $(QUERIES)
 		--json $(COMPARE_OUT)/ladder.json --svg $(COMPARE_OUT)/ladder.svg \
 		--compare-json $(COMPARE_OUT)/compare.json $(COMPARE_FLAGS)
 
-# Issue 18's cost-growth study (docs/RESULTS.md, "How every cost grows"): synthetic
-# corpora of 171k, 500k and 1.7M documents, both engines in the same memory budget and
-# threads, at each engine's natural segment count and merged to one; the table with each
-# engine's growth exponents and one log-log SVG per family of figures under results/scale.
-# About 40 minutes on 2 cores the first time (corpora and indexes are reused after).
+# Issue 18's cost-growth study (docs/RESULTS.md, "How every cost grows: 171k to 1.7M
+# documents"; docs/SCALE.md): synthetic corpora of 171k, 500k and 1.7M documents, both
+# engines in the same memory budget and threads, at each engine's natural segment count
+# and merged to one; the table with each engine's growth exponents and one log-log SVG
+# per family of figures under results/scale. 51 minutes on 2 cores the first time
+# (corpora, indexes and finished runs are reused after; SCALE_REMEASURE=1 redoes runs).
 # Override SCALE_SIZES, SCALE_MEMORY_MIB, SCALE_MODES or SCALE_FLAGS (scripts/scale.sh).
 .PHONY: scale
 scale:

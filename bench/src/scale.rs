@@ -386,12 +386,12 @@ pub fn render(runs: &[ScaleRun]) -> String {
                     .windows(2)
                     .map(|w| exponent(slope(w[0], w[1])))
                     .collect();
-                let _ = write!(
-                    out,
-                    " {} ({}) |",
-                    exponent(fitted_slope(points)),
-                    steps.join(", ")
-                );
+                let between = if steps.len() > 1 {
+                    format!(" ({})", steps.join(", "))
+                } else {
+                    String::new()
+                };
+                let _ = write!(out, " {}{between} |", exponent(fitted_slope(points)));
             }
             let _ = writeln!(out);
         }
@@ -400,7 +400,8 @@ pub fn render(runs: &[ScaleRun]) -> String {
     let _ = writeln!(
         out,
         "Exponent: the least-squares slope of log figure against log documents over every \
-         size, then (in brackets) the slope between each pair of neighbouring sizes; a \
+         size, then (in brackets, with three sizes or more) the slope between each pair of \
+         neighbouring sizes; a \
          figure that grows as N^x has exponent x (1: linear, 0: flat)."
     );
     out
