@@ -123,23 +123,13 @@ const FIGURES: [Figure; 11] = [
         name: "sequential p50",
         unit: "µs",
         family: Family::Latency,
-        read: |_, e| {
-            e.sequential
-                .as_ref()
-                .and_then(|s| s.latency_us.p50)
-                .map(|v| v as f64)
-        },
+        read: |_, e| sequential(e, |l| l.p50),
     },
     Figure {
         name: "sequential p99",
         unit: "µs",
         family: Family::Latency,
-        read: |_, e| {
-            e.sequential
-                .as_ref()
-                .and_then(|s| s.latency_us.p99)
-                .map(|v| v as f64)
-        },
+        read: |_, e| sequential(e, |l| l.p99),
     },
     Figure {
         name: "highest rate held",
@@ -154,6 +144,17 @@ const FIGURES: [Figure; 11] = [
         },
     },
 ];
+
+/// A quantile of the engine's sequential pass, µs.
+fn sequential(
+    e: &EngineFigures,
+    quantile: fn(&heddle_eval::bench::stats::LatencySummary) -> Option<u64>,
+) -> Option<f64> {
+    e.sequential
+        .as_ref()
+        .and_then(|s| quantile(&s.latency_us))
+        .map(|v| v as f64)
+}
 
 const ENGINES: [&str; 2] = ["heddle", "tantivy"];
 
