@@ -88,18 +88,18 @@ impl Encoder {
         self.pipeline.dimension
     }
 
-    /// Word pieces kept per text, [CLS] and [SEP] included (256 for all-MiniLM-L6-v2).
+    /// Word pieces kept per text, `[CLS]` and `[SEP]` included (256 for all-MiniLM-L6-v2).
     pub fn max_seq_length(&self) -> usize {
         self.pipeline.max_seq_length
     }
 
-    /// The number of word pieces `text` is run with ([CLS] and [SEP] included, after
+    /// The number of word pieces `text` is run with (`[CLS]` and `[SEP]` included, after
     /// truncation): what its encoding costs.
     pub fn token_count(&self, text: &str) -> Result<usize> {
         Ok(self.tokenizer.tokenize(text)?.ids.len())
     }
 
-    /// The unit-length embedding of one text. An empty text is encoded as [CLS] [SEP].
+    /// The unit-length embedding of one text. An empty text is encoded as `[CLS]` `[SEP]`.
     pub fn encode(&self, text: &str) -> Result<Vec<f32>> {
         let mut vectors = self.encode_batch(&[text])?;
         Ok(vectors.pop().expect("one text gives one vector"))

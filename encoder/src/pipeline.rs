@@ -14,7 +14,7 @@ use crate::error::{EncoderError, Result};
 /// What the encoder must do around BERT, as the package configures it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pipeline {
-    /// Word pieces kept per text, [CLS] and [SEP] included; the rest is cut off.
+    /// Word pieces kept per text, `[CLS]` and `[SEP]` included; the rest is cut off.
     pub max_seq_length: usize,
     /// The width of the pooled embedding.
     pub dimension: usize,

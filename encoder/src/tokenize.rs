@@ -1,5 +1,5 @@
 //! Text to word-piece ids, as sentence-transformers feeds them to BERT: the package's own
-//! tokenizer.json (lower-casing, accent stripping, CJK split, WordPiece), [CLS] … [SEP],
+//! tokenizer.json (lower-casing, accent stripping, CJK split, WordPiece), `[CLS]` … `[SEP]`,
 //! cut to `max_seq_length` pieces in all.
 //!
 //! tokenizer.json carries settings of its own that sentence-transformers overrides at call
@@ -18,7 +18,7 @@ pub struct TextTokenizer {
     tokenizer: Tokenizer,
 }
 
-/// One text's word pieces with [CLS] and [SEP] (never empty: an empty text is those two).
+/// One text's word pieces with `[CLS]` and `[SEP]` (never empty: an empty text is those two).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pieces {
     /// Vocabulary ids.
@@ -49,7 +49,7 @@ impl TextTokenizer {
         Ok(TextTokenizer { tokenizer })
     }
 
-    /// The word pieces of `text`, [CLS] and [SEP] included, at most `max_seq_length`.
+    /// The word pieces of `text`, `[CLS]` and `[SEP]` included, at most `max_seq_length`.
     pub fn tokenize(&self, text: &str) -> Result<Pieces> {
         let encoding = self
             .tokenizer

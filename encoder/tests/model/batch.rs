@@ -1,6 +1,6 @@
 //! A padded batch gives each text the embedding it gets alone.
 
-use crate::common::{Reference, cosine, encoder, fixture, single_embeddings};
+use crate::common::{Reference, cosine, encoder, fixture, report, single_embeddings};
 
 /// Padding changes only the order of float additions, not the result.
 const MAX_DISTANCE: f64 = 1e-5;
@@ -35,7 +35,9 @@ fn batch_against_singles(chosen: impl Fn(&Reference) -> bool) -> f64 {
 fn a_batch_of_short_texts_equals_single_texts() {
     // 45 texts of 2 to 49 word pieces: padding of every length from 0 to 47.
     let worst = batch_against_singles(|reference| reference.tokens < 64);
-    println!("batch of short texts: largest 1 - cosine against single texts {worst:.1e}");
+    report(&format!(
+        "batch of short texts: largest 1 - cosine against single texts {worst:.1e}"
+    ));
 }
 
 #[test]
@@ -46,7 +48,9 @@ fn a_batch_mixing_empty_and_truncated_texts_equals_single_texts() {
             || reference.note.starts_with("long English")
             || reference.note.starts_with("255")
     });
-    println!("batch of empty and long texts: largest 1 - cosine against single texts {worst:.1e}");
+    report(&format!(
+        "batch of empty and long texts: largest 1 - cosine against single texts {worst:.1e}"
+    ));
 }
 
 #[test]

@@ -76,6 +76,13 @@ pub fn single_embeddings() -> &'static [Vec<f32>] {
     })
 }
 
+/// Writes a line to standard error past the test harness's capture (which takes only
+/// `print!` and `eprint!`), so that a passing test still shows its figures.
+pub fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Cosine similarity, in f64 so that the comparison itself adds no error.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     assert_eq!(a.len(), b.len(), "vectors of different lengths");

@@ -2,7 +2,7 @@
 
 use heddle_encoder::pin::ALL_MINILM_L6_V2;
 
-use crate::common::{cosine, encoder, fixture, single_embeddings};
+use crate::common::{cosine, encoder, fixture, report, single_embeddings};
 
 /// The bar issue 16 sets: the Rust encoder may differ from the reference only by float
 /// rounding, never by a different tokenization, truncation or pooling.
@@ -43,14 +43,14 @@ fn every_sentence_matches_sentence_transformers() {
             ));
         }
     }
-    println!(
+    report(&format!(
         "fidelity: {} sentences, minimum cosine {:.9} (1 - cosine = {:.1e}, {:?}); reference made with {}",
         fixture.sentences.len(),
         worst.0,
         1.0 - worst.0,
         worst.1,
         fixture.versions
-    );
+    ));
     assert!(
         failures.is_empty(),
         "{} sentences differ from the reference:\n{}",
