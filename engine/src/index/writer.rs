@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use roaring::RoaringBitmap;
 
 use super::gc::{self, Obsolete};
-use super::ids::{Fingerprints, IdHasher};
+use super::ids::{Fingerprints, FlushedIds, IdHasher};
 use super::merge::{MergeStats, run_merge};
 use super::merge_policy::{self, MergePolicy};
 use super::publish::{self, WriterState};
@@ -93,6 +93,8 @@ pub struct IndexWriter {
     buffer_ids: HashMap<u64, u32>,
     /// Segments written since the last commit, which no manifest names yet, in order.
     flushed: Vec<Flushed>,
+    /// The ids of `flushed`'s documents, each with its position in `flushed`.
+    flushed_ids: FlushedIds,
     /// External ids of committed documents to delete at the next commit.
     pending_deletes: BTreeSet<String>,
     /// Every live committed id, as fingerprints (see [`super::ids`]).
@@ -132,7 +134,6 @@ struct Flushed {
     meta: SegmentMeta,
     /// Its files, each fsynced (with the directory) when it was written.
     files: Vec<PathBuf>,
-    ids: Fingerprints,
     /// Its documents deleted since it was written, by id: the commit finds them.
     deletes: BTreeSet<String>,
 }
@@ -175,6 +176,7 @@ impl IndexWriter {
             buffer_text_bytes: 0,
             buffer_ids: HashMap::new(),
             flushed: Vec::new(),
+            flushed_ids: FlushedIds::default(),
             pending_deletes: BTreeSet::new(),
             committed_ids: Fingerprints::from_unsorted(fingerprints),
             hasher,
@@ -281,16 +283,12 @@ impl IndexWriter {
     }
 
     /// Heap bytes of the id fingerprints of committed and flushed documents: 8 bytes a
-    /// document, counted in the budget.
+    /// committed document and 12 a flushed one, counted in the budget.
     pub fn id_memory(&self) -> usize {
         self.committed_ids.heap_bytes()
             // A reset keeps the old index's ids until its commit, for a rollback.
             + self.reset.as_ref().map_or(0, |r| r.committed_ids.heap_bytes())
-            + self
-                .flushed
-                .iter()
-                .map(|f| f.ids.heap_bytes())
-                .sum::<usize>()
+            + self.flushed_ids.heap_bytes()
     }
 
     /// Buffers a document for the next commit. Rejects an empty id and an id already
@@ -368,8 +366,9 @@ impl IndexWriter {
         {
             return Ok(true);
         }
-        for f in &self.flushed {
-            if f.ids.count(fp) > 0 && !f.deletes.contains(id) {
+        for segment in self.flushed_ids.holders(fp) {
+            let f = &self.flushed[segment as usize];
+            if !f.deletes.contains(id) {
                 let reader = SegmentReader::open(&self.shared.dir, &f.meta)?;
                 if stored_ids_contain(&reader, None, id)? {
                     return Ok(true);
@@ -405,12 +404,17 @@ impl IndexWriter {
         }
         // The latest holder first: an id deleted from an older segment and added again
         // lives in the newer one.
-        for f in self.flushed.iter_mut().rev() {
-            if f.ids.count(fp) > 0 && !f.deletes.contains(id) {
-                f.ids.remove(fp);
-                f.deletes.insert(id.to_string());
-                return true;
-            }
+        let holder = self
+            .flushed_ids
+            .holders(fp)
+            .rev()
+            .find(|&segment| !self.flushed[segment as usize].deletes.contains(id));
+        if let Some(segment) = holder {
+            self.flushed_ids.remove(fp, segment);
+            self.flushed[segment as usize]
+                .deletes
+                .insert(id.to_string());
+            return true;
         }
         if self.reset.is_none()
             && self.committed_ids.count(fp) > 0
@@ -518,6 +522,7 @@ impl IndexWriter {
     /// removal that fails leaves the file to that same clean-up.
     fn discard_flushed(&mut self) {
         let flushed = std::mem::take(&mut self.flushed);
+        self.flushed_ids.take_live();
         if flushed.is_empty() || self.state.lock().poisoned {
             return;
         }
@@ -634,16 +639,15 @@ impl IndexWriter {
             }
             return Err(e);
         }
-        let ids = Fingerprints::from_unsorted(
-            self.buffer
-                .iter()
-                .map(|d| self.hasher.fingerprint(&d.id))
-                .collect(),
-        );
+        let ids = self
+            .buffer
+            .iter()
+            .map(|d| self.hasher.fingerprint(&d.id))
+            .collect();
+        self.flushed_ids.add_segment(self.flushed.len() as u32, ids);
         self.flushed.push(Flushed {
             meta: built.meta,
             files: files.clone(),
-            ids,
             deletes: BTreeSet::new(),
         });
         self.clear_buffer();
@@ -826,9 +830,9 @@ impl IndexWriter {
         stats.segment = stats.segments.last().cloned();
         // Published: the flushed segments' ids are committed ids now. (After a reset,
         // the committed ids were emptied by it: they named documents that are gone.)
-        let published = std::mem::take(&mut self.flushed);
-        let ids: Vec<&Fingerprints> = published.iter().map(|f| &f.ids).collect();
-        self.committed_ids.compact_and_extend(&ids);
+        self.flushed.clear();
+        self.committed_ids
+            .compact_and_extend(self.flushed_ids.take_live());
         self.reset = None;
         self.pending_deletes.clear();
         self.flush_stats = CommitStats::default();
