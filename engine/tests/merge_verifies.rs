@@ -30,12 +30,14 @@ fn index_of(dir: &Path, batches: &[Vec<Document>]) -> Index {
 
 /// Opens the index afresh (as the `merge` command does), merges everything into one
 /// segment and expects a corruption error naming `post` and `term`; then checks the
-/// index was left as it was, damage and all, for `check` to see.
+/// index was left as it was, damage and all, for `check` to see, and that the failed
+/// merge left none of its files behind (it fails midway, after writing some of them).
 fn assert_merge_refuses(dir: &Path, post: &Path, term: &str, what: &str) {
     let index = Index::open(dir).unwrap();
     let segments = index.segments().len();
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
+    let files_before = file_names(dir);
     match w.merge(1) {
         Err(Error::Corrupt { path, detail, .. }) => {
             assert_eq!(path, post, "{detail}");
@@ -44,6 +46,11 @@ fn assert_merge_refuses(dir: &Path, post: &Path, term: &str, what: &str) {
         }
         other => panic!("the merge must refuse the damaged list, got {other:?}"),
     }
+    assert_eq!(
+        file_names(dir),
+        files_before,
+        "a failed merge removes what it wrote"
+    );
     drop(w);
     assert_eq!(index.segments().len(), segments);
     let report = check_index(index.dir());
@@ -52,6 +59,15 @@ fn assert_merge_refuses(dir: &Path, post: &Path, term: &str, what: &str) {
         "{:?}",
         report.problems
     );
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]

@@ -82,9 +82,12 @@ fn merge_and_publish(
             deletes: s.deletes.as_deref(),
         })
         .collect();
-    let build_started = Instant::now();
-    let merged = merge_segments(name, &sources, fields)?;
-    let build = build_started.elapsed();
+    // The merged segment's files are written and fsynced before taking the publish
+    // lock, which a commit waits on: the name is this merge's alone, and a failed merge
+    // removes what it wrote.
+    let dir = shared.dir.as_path();
+    let merged = merge_segments(dir, name, &sources, fields)?;
+    let build = merged.elapsed;
     drop(sources);
     drop(snapshot);
     let source_names: Vec<String> = run.iter().map(|s| s.reader.meta().name.clone()).collect();
@@ -93,13 +96,13 @@ fn merge_and_publish(
         .map(|s| s.deletes.as_ref().map_or(0, |d| d.bitmap().len()))
         .sum();
 
-    // The merged segment's files are written and fsynced before taking the publish
-    // lock, which a commit waits on: the name is this merge's alone, and only the next
-    // writer's clean-up removes files no manifest names, should this merge fail.
-    let dir = shared.dir.as_path();
-    let merged_paths = publish::write_segment_files(dir, name, &merged.built.files)?;
-    let (built_meta, doc_maps) = (merged.built.meta, merged.doc_maps); // files freed
-    publish::sync_files(dir, &merged_paths)?;
+    let (built_meta, doc_maps) = (merged.meta, merged.doc_maps);
+    publish::sync_files(dir, &merged.files)?;
+    // Written, not read since: the open below reads a few bytes of each file, and
+    // should not map the page cache's large folios of all of them.
+    for path in &merged.files {
+        crate::directory::drop_cached_pages(path);
+    }
     let mut st = state.lock();
     st.ensure_healthy()?;
     st.check(Failpoint::AfterSegmentWrite)?;

@@ -42,22 +42,27 @@ pub(crate) fn append_footer(buf: &mut Vec<u8>) {
 /// [`append_footer`] with chunks of `2^shift` bytes (`shift` in 6..=30).
 pub(crate) fn append_footer_chunked(buf: &mut Vec<u8>, shift: u32) {
     debug_assert!(SHIFTS.contains(&shift));
-    let body_len = buf.len();
-    let chunk = 1usize << shift;
-    buf.reserve(4 * body_len.div_ceil(chunk) + FOOTER_LEN);
-    let mut at = 0;
-    while at < body_len {
-        let end = (at + chunk).min(body_len);
-        let crc = crc32fast::hash(&buf[at..end]);
-        buf.extend_from_slice(&crc.to_le_bytes());
-        at = end;
+    let chunk_crcs: Vec<u32> = buf.chunks(1 << shift).map(crc32fast::hash).collect();
+    let tail = table_and_footer(&chunk_crcs, shift, buf.len() as u64);
+    buf.extend_from_slice(&tail);
+}
+
+/// What follows a body of `body_len` bytes whose chunks of `2^shift` bytes have the
+/// CRC-32s `chunk_crcs`: the chunk table and the footer. A file written front to back
+/// ([`super::sealed_file`]) ends in the same bytes as one sealed in memory.
+pub(crate) fn table_and_footer(chunk_crcs: &[u32], shift: u32, body_len: u64) -> Vec<u8> {
+    debug_assert_eq!(chunk_crcs.len() as u64, body_len.div_ceil(1 << shift));
+    let mut tail = Vec::with_capacity(4 * chunk_crcs.len() + FOOTER_LEN);
+    for crc in chunk_crcs {
+        tail.extend_from_slice(&crc.to_le_bytes());
     }
-    buf.extend_from_slice(&shift.to_le_bytes());
-    buf.extend_from_slice(&(body_len as u64).to_le_bytes());
-    let crc = crc32fast::hash(&buf[body_len..]);
-    buf.extend_from_slice(&crc.to_le_bytes());
-    buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    buf.extend_from_slice(&MAGIC);
+    tail.extend_from_slice(&shift.to_le_bytes());
+    tail.extend_from_slice(&body_len.to_le_bytes());
+    let crc = crc32fast::hash(&tail);
+    tail.extend_from_slice(&crc.to_le_bytes());
+    tail.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    tail.extend_from_slice(&MAGIC);
+    tail
 }
 
 /// `body` with its chunk table and footer: a complete file.

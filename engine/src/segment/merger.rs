@@ -1,11 +1,18 @@
 //! Merges segments into one: live documents only, in source order, postings re-encoded
 //! with remapped doc ids. Needs no document text: everything comes from the segments.
+//!
+//! The output streams to disk as it is made: postings and stored fields, nearly all of
+//! a segment's bytes, pass through a buffer on their way to their files, so a merge's
+//! memory is its sources' doc maps, lengths and term dictionaries, not the segment it
+//! builds (docs/DECISIONS.md, "A merge streams its output").
 
-use std::time::Instant;
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use super::builder::BuiltSegment;
 use super::deletes::DeleteSet;
-use super::{SegmentComponent, SegmentMeta, SegmentReader, footer};
+use super::sealed_file::{SealedFileWriter, write_sealed};
+use super::{SegmentComponent, SegmentMeta, SegmentReader};
 use crate::error::{Error, Result};
 use crate::field::{Field, FieldCounts};
 use crate::postings::PostingsWriter;
@@ -22,21 +29,51 @@ pub(crate) struct MergeSource<'a> {
 /// Marks a deleted document in a doc map.
 pub(crate) const PURGED: u32 = u32::MAX;
 
-/// The merged segment and, per source, old local doc id → new doc id (or [`PURGED`]).
+/// Stored fields' compressed blocks go to a scratch file once this many bytes wait.
+const STORE_SPILL: usize = 1 << 20;
+
+/// The merged segment, its files written (not fsynced), and per source, old local doc
+/// id → new doc id (or [`PURGED`]).
 pub(crate) struct Merged {
-    pub built: BuiltSegment,
+    pub meta: SegmentMeta,
+    pub files: Vec<PathBuf>,
     pub doc_maps: Vec<Vec<u32>>,
+    pub elapsed: Duration,
 }
 
+/// The files a merge has created so far: removed if it fails, so that a failed merge
+/// leaves nothing behind (the next writer's clean-up would, but a writer that goes on
+/// should not carry a half-written segment until then).
+struct Created(Vec<PathBuf>);
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Merges `sources` into segment `name`, writing its files into `dir`.
 pub(crate) fn merge_segments(
+    dir: &Path,
     name: &str,
     sources: &[MergeSource<'_>],
     fields: &[Field],
 ) -> Result<Merged> {
     let started = Instant::now();
+    let mut created = Created(Vec::new());
+    let path_of = |component: SegmentComponent| dir.join(component.file_name(name));
+
     let mut doc_maps = Vec::with_capacity(sources.len());
     let mut lengths = DocLengths::for_fields(fields);
+    let store_path = path_of(SegmentComponent::Store);
     let mut store = StoreWriter::default();
+    // The compressed blocks, until the block table that precedes them is known. An
+    // unnamed file (O_TMPFILE where the kernel has it): nothing is left if we crash.
+    let spill_file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+    let mut spill = BufWriter::with_capacity(STORE_SPILL, spill_file);
+    let spill_error = |e| Error::io(&store_path, e);
     let mut next = 0u32;
     for src in sources {
         let tables: [Option<LengthTable<'_>>; 3] =
@@ -50,6 +87,11 @@ pub(crate) fn merge_segments(
                 next += 1;
                 lengths.push(|f| tables[f.index()].map_or(0, |t| t.get(doc)));
                 store.push(id, title);
+                if store.pending_data() >= STORE_SPILL {
+                    store
+                        .drain_data(|bytes| spill.write_all(bytes))
+                        .map_err(spill_error)?;
+                }
             }
             Ok(())
         })?;
@@ -68,46 +110,72 @@ pub(crate) fn merge_segments(
         }
         doc_maps.push(map);
     }
+
+    created.0.push(store_path.clone());
+    let mut store_file = SealedFileWriter::create(&store_path)?;
+    let (head, rest) = store.into_parts();
+    store_file.write(&head)?;
+    let mut spill = spill
+        .into_inner()
+        .map_err(|e| spill_error(e.into_error()))?;
+    spill.rewind().map_err(spill_error)?;
+    let mut spilled = BufReader::with_capacity(STORE_SPILL, spill);
+    let mut buf = vec![0u8; STORE_SPILL];
+    loop {
+        let n = spilled.read(&mut buf).map_err(spill_error)?;
+        if n == 0 {
+            break;
+        }
+        store_file.write(&buf[..n])?;
+    }
+    drop((spilled, buf));
+    store_file.write(&rest)?;
+    store_file.finish()?;
+
     let tokens = lengths.tokens();
-    let mut files = Vec::with_capacity(2 * fields.len() + 2);
     let mut terms = FieldCounts::default();
     for &field in fields {
-        let (dict, postings, count) = merge_field(sources, &doc_maps, field, lengths.of(field))?;
+        let postings_path = path_of(SegmentComponent::Postings(field));
+        created.0.push(postings_path.clone());
+        let mut postings = SealedFileWriter::create(&postings_path)?;
+        let (dict, count) =
+            merge_field(sources, &doc_maps, field, lengths.of(field), &mut postings)?;
+        postings.finish()?;
         terms.set(field, count);
-        files.push((SegmentComponent::Terms(field), footer::sealed(dict)));
-        files.push((SegmentComponent::Postings(field), footer::sealed(postings)));
+        let dict_path = path_of(SegmentComponent::Terms(field));
+        created.0.push(dict_path.clone());
+        write_sealed(&dict_path, &dict)?;
     }
-    files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
-    files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
-    // A merge holds its whole output in memory before writing it (not budgeted).
-    let heap_bytes = files.iter().map(|(_, b)| b.capacity()).sum();
+    let lengths_path = path_of(SegmentComponent::Lengths);
+    created.0.push(lengths_path.clone());
+    write_sealed(&lengths_path, &lengths.body())?;
+
+    let files = std::mem::take(&mut created.0); // kept: the merge succeeded
     Ok(Merged {
-        built: BuiltSegment {
-            heap_bytes,
-            meta: SegmentMeta {
-                name: name.to_string(),
-                doc_count: next,
-                fields: fields.to_vec(),
-                tokens,
-                terms,
-                deletes: None,
-            },
-            files,
-            analysis: Default::default(),
-            reorder: Default::default(), // a merge concatenates its sources' orders
-            encoding: started.elapsed(),
+        meta: SegmentMeta {
+            name: name.to_string(),
+            doc_count: next,
+            fields: fields.to_vec(),
+            tokens,
+            terms,
+            deletes: None,
         },
+        files,
         doc_maps,
+        elapsed: started.elapsed(),
     })
 }
 
 /// k-way merge of the sources' term dictionaries for one field.
+/// Writes the merged postings to `postings` and returns the dictionary's body and term
+/// count.
 fn merge_field(
     sources: &[MergeSource<'_>],
     doc_maps: &[Vec<u32>],
     field: Field,
     lens: &[u32],
-) -> Result<(Vec<u8>, Vec<u8>, u64)> {
+    postings: &mut SealedFileWriter,
+) -> Result<(Vec<u8>, u64)> {
     let mut walkers: Vec<_> = sources.iter().map(|src| src.reader.terms(field)).collect();
     // Each source's current term and entry (owned: the walkers lend their buffers).
     let mut heads: Vec<Option<(Vec<u8>, TermInfo)>> = Vec::with_capacity(sources.len());
@@ -115,7 +183,7 @@ fn merge_field(
         heads.push(next_head(w)?);
     }
     let mut dict = TermDictWriter::default();
-    let mut body = Vec::new();
+    let mut list = Vec::new(); // one term's encoded postings
     let mut encoder = PostingsWriter::new();
     let (mut docs, mut tfs) = (Vec::new(), Vec::new());
     while let Some(term) = heads.iter().flatten().map(|(t, _)| t).min().cloned() {
@@ -147,8 +215,10 @@ fn merge_field(
         if docs.is_empty() {
             continue; // every posting was of a deleted document
         }
-        let offset = body.len() as u64;
-        let summary = encoder.encode(&docs, &tfs, |d| lens[d as usize], &mut body);
+        let offset = postings.position();
+        list.clear();
+        let summary = encoder.encode(&docs, &tfs, |d| lens[d as usize], &mut list);
+        postings.write(&list)?;
         dict.push(
             &term,
             TermInfo {
@@ -159,7 +229,7 @@ fn merge_field(
         );
     }
     let count = dict.len() as u64;
-    Ok((dict.into_body(), body, count))
+    Ok((dict.into_body(), count))
 }
 
 /// The next term of a source's walker, owned.

@@ -15,6 +15,7 @@ pub(crate) mod names;
 mod progress;
 mod reader;
 mod reorder;
+pub(crate) mod sealed_file;
 
 use serde::{Deserialize, Serialize};
 

@@ -38,7 +38,10 @@ pub(crate) struct StoreWriter {
     raw: Vec<u8>,
     raw_first: u32,
     table: Vec<u8>,
+    /// Compressed blocks not yet handed to [`StoreWriter::drain_data`].
     data: Vec<u8>,
+    /// Compressed bytes handed out already: the table's offsets count them.
+    drained: u64,
 }
 
 impl Default for StoreWriter {
@@ -56,6 +59,7 @@ impl StoreWriter {
             raw_first: 0,
             table: Vec::new(),
             data: Vec::new(),
+            drained: 0,
         }
     }
 
@@ -80,20 +84,49 @@ impl StoreWriter {
         self.table
             .extend_from_slice(&(self.raw.len() as u32).to_le_bytes());
         self.table
-            .extend_from_slice(&(self.data.len() as u64).to_le_bytes());
+            .extend_from_slice(&(self.drained + self.data.len() as u64).to_le_bytes());
         self.raw.clear();
         self.raw_first = self.docs;
     }
 
-    pub(crate) fn into_body(mut self) -> Vec<u8> {
+    pub(crate) fn into_body(self) -> Vec<u8> {
+        assert_eq!(
+            self.drained, 0,
+            "a drained store is finished with into_parts"
+        );
+        let (mut out, data) = self.into_parts();
+        out.extend_from_slice(&data);
+        out
+    }
+
+    /// Compressed bytes waiting to be drained.
+    pub(crate) fn pending_data(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Hands the compressed blocks closed so far to `sink` (which writes them where the
+    /// body's compressed area will be), so that a large store is not held in memory.
+    pub(crate) fn drain_data<E>(
+        &mut self,
+        sink: impl FnOnce(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        sink(&self.data)?;
+        self.drained += self.data.len() as u64;
+        self.data.clear();
+        Ok(())
+    }
+
+    /// Closes the last block and returns the body's head (counts and block table) and
+    /// the compressed bytes not drained yet. The body is the head, then every drained
+    /// byte in order, then the rest.
+    pub(crate) fn into_parts(mut self) -> (Vec<u8>, Vec<u8>) {
         self.close_block();
         let blocks = (self.table.len() / ENTRY_LEN) as u32;
-        let mut out = Vec::with_capacity(8 + self.table.len() + self.data.len());
-        out.extend_from_slice(&self.docs.to_le_bytes());
-        out.extend_from_slice(&blocks.to_le_bytes());
-        out.extend_from_slice(&self.table);
-        out.extend_from_slice(&self.data);
-        out
+        let mut head = Vec::with_capacity(8 + self.table.len());
+        head.extend_from_slice(&self.docs.to_le_bytes());
+        head.extend_from_slice(&blocks.to_le_bytes());
+        head.extend_from_slice(&self.table);
+        (head, self.data)
     }
 }
 
@@ -412,6 +445,31 @@ mod tests {
             w.push(id, title);
         }
         w.into_body()
+    }
+
+    #[test]
+    fn a_store_drained_as_it_grows_is_the_store_built_in_memory() {
+        let docs = docs(600);
+        let whole = build(&docs);
+        for every in [1, 5, 64] {
+            let mut w = StoreWriter::default();
+            let mut drained = Vec::new();
+            for (i, (id, title)) in docs.iter().enumerate() {
+                w.push(id, title);
+                if i % every == 0 {
+                    w.drain_data(|bytes| {
+                        drained.extend_from_slice(bytes);
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap();
+                    assert_eq!(w.pending_data(), 0);
+                }
+            }
+            let (mut body, rest) = w.into_parts();
+            body.extend_from_slice(&drained);
+            body.extend_from_slice(&rest);
+            assert!(body == whole, "drained every {every} documents");
+        }
     }
 
     #[test]
