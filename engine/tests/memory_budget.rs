@@ -298,3 +298,55 @@ fn deletes_and_upserts_reach_documents_in_flushed_segments() {
     w.commit().unwrap();
     assert!(find("zebra").is_empty());
 }
+
+#[test]
+fn an_id_deleted_added_again_and_flushed_again_loses_each_copy_in_turn() {
+    // "x" goes into a first flushed segment and is deleted; added again, it goes into a
+    // later flushed segment and is deleted again; added a third time, it is flushed
+    // into a third segment before the commit. Only the third copy may survive, and
+    // nothing else (each deletion takes the latest copy written before it was made).
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
+    let mut w = writer(&index, SMALL);
+    let mut next = 0;
+    let mut fill_until_a_flush = |w: &mut IndexWriter| {
+        let flushed = w.flushed_segments();
+        while w.flushed_segments() == flushed {
+            w.add(doc(next)).unwrap();
+            next += 1;
+        }
+    };
+    w.add(Document::new("x", "", "firstcopy")).unwrap();
+    fill_until_a_flush(&mut w);
+    assert!(w.delete("x"));
+    assert!(!w.is_uncommitted("x").unwrap(), "its only copy is deleted");
+    w.add(Document::new("x", "", "secondcopy")).unwrap();
+    fill_until_a_flush(&mut w);
+    assert!(w.is_uncommitted("x").unwrap(), "the second copy is flushed");
+    assert!(matches!(
+        w.add(Document::new("x", "", "dup")),
+        Err(Error::DuplicateId { .. })
+    ));
+    assert!(w.delete("x"));
+    assert!(!w.delete("x"), "both copies are deleted");
+    w.add(Document::new("x", "", "thirdcopy")).unwrap();
+    fill_until_a_flush(&mut w);
+    let added = next + 3;
+    assert_eq!(w.buffered(), added - 2);
+    let stats = w.commit().unwrap();
+    assert_eq!(stats.docs, added - 2);
+    assert_eq!(index.num_docs() as usize, added - 2);
+    let find = |q: &str| -> Vec<String> {
+        index
+            .searcher()
+            .search(q, &SearchOptions::default())
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
+    };
+    assert!(find("firstcopy").is_empty());
+    assert!(find("secondcopy").is_empty());
+    assert_eq!(find("thirdcopy"), ["x"]);
+    assert!(heddle::check_index(dir.path()).is_ok());
+}

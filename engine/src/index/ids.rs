@@ -5,9 +5,9 @@
 //!
 //! Holding every committed id as a `String` grew the writer's memory with the corpus
 //! (about 40 bytes an id in a hash set); the fingerprints grow by 8 bytes an id, and
-//! the budget of [`super::IndexWriter::set_memory_budget`] counts them. The ids of
-//! segments flushed since the last commit are one more such set, each fingerprint
-//! tagged with its segment (12 bytes an id), merged into the committed set at commit.
+//! the budget of [`super::IndexWriter::set_memory_budget`] counts them. The ids of the
+//! segments flushed since the last commit are one more such set, for all of them at
+//! once, merged into the committed set at commit.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -100,6 +100,39 @@ impl Fingerprints {
         };
     }
 
+    /// Adds `new` (in any order), merged into place from the back: the set grows by the
+    /// new fingerprints only and is never held twice (a flush adds its segment's ids to
+    /// the set of every flushed id this way).
+    pub(crate) fn insert(&mut self, mut new: Vec<u64>) {
+        new.sort_unstable();
+        let (old_len, add) = (self.sorted.len(), new.len());
+        self.sorted.reserve_exact(add);
+        self.sorted.resize(old_len + add, 0);
+        let (mut i, mut j, mut k) = (old_len, add, old_len + add);
+        while j > 0 {
+            if i > 0 && self.sorted[i - 1] > new[j - 1] {
+                self.sorted[k - 1] = self.sorted[i - 1];
+                i -= 1;
+            } else {
+                self.sorted[k - 1] = new[j - 1];
+                j -= 1;
+            }
+            k -= 1;
+        }
+    }
+
+    /// The fingerprints held once the removals are applied, sorted, leaving the set
+    /// empty (a commit moves the flushed ids into the committed ones).
+    pub(crate) fn take_surviving(&mut self) -> Vec<u64> {
+        let out = if self.removed.is_empty() {
+            std::mem::take(&mut self.sorted)
+        } else {
+            self.surviving()
+        };
+        *self = Fingerprints::default();
+        out
+    }
+
     /// The fingerprints held once the removals are applied, in order.
     fn surviving(&self) -> Vec<u64> {
         if self.removed.is_empty() {
@@ -122,98 +155,6 @@ impl Fingerprints {
     /// Heap bytes held.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.sorted.capacity() * 8 + self.removed.capacity() * (16 + 1)
-    }
-}
-
-/// The ids of the segments flushed since the last commit: one sorted multiset of
-/// fingerprints, each tagged with the flushed segment holding it (its position in the
-/// writer's list), a removed one tagged [`GONE`] until the commit drops it.
-///
-/// One set for all of them because every add asks it: a set per flushed segment made
-/// each add search every one of them, and a 1.7M-document `index` at 128 MiB flushes 54
-/// (a third of that run's time went to those searches). 12 bytes an id, counted in the
-/// budget like the committed ids.
-#[derive(Default)]
-pub(crate) struct FlushedIds {
-    fingerprints: Vec<u64>,
-    /// Beside each fingerprint: its segment, or [`GONE`]. Within one fingerprint's run,
-    /// entries are in the order their segments were flushed.
-    segments: Vec<u32>,
-}
-
-/// The tag of a fingerprint whose document was deleted.
-const GONE: u32 = u32::MAX;
-
-impl FlushedIds {
-    /// The segments holding a live id with fingerprint `fp`, oldest first.
-    pub(crate) fn holders(&self, fp: u64) -> impl DoubleEndedIterator<Item = u32> + '_ {
-        let start = self.fingerprints.partition_point(|&x| x < fp);
-        let end = start + self.fingerprints[start..].partition_point(|&x| x == fp);
-        self.segments[start..end]
-            .iter()
-            .copied()
-            .filter(|&s| s != GONE)
-    }
-
-    /// Takes one id with fingerprint `fp` out of segment `segment` (the caller checked
-    /// that it is there).
-    pub(crate) fn remove(&mut self, fp: u64, segment: u32) {
-        let start = self.fingerprints.partition_point(|&x| x < fp);
-        let end = start + self.fingerprints[start..].partition_point(|&x| x == fp);
-        if let Some(tag) = self.segments[start..end]
-            .iter_mut()
-            .find(|s| **s == segment)
-        {
-            *tag = GONE;
-        }
-    }
-
-    /// Adds the ids of the segment flushed as number `segment` (later than any before).
-    /// Merged into place from the back: the set grows by the new ids only, never held
-    /// twice.
-    pub(crate) fn add_segment(&mut self, segment: u32, mut new: Vec<u64>) {
-        debug_assert_ne!(segment, GONE);
-        new.sort_unstable();
-        let (old_len, add) = (self.fingerprints.len(), new.len());
-        self.fingerprints.reserve_exact(add);
-        self.segments.reserve_exact(add);
-        self.fingerprints.resize(old_len + add, 0);
-        self.segments.resize(old_len + add, 0);
-        let (mut i, mut j, mut k) = (old_len, add, old_len + add);
-        while j > 0 {
-            // Ties take the new id last: a fingerprint's run stays in flush order.
-            if i > 0 && self.fingerprints[i - 1] > new[j - 1] {
-                self.fingerprints[k - 1] = self.fingerprints[i - 1];
-                self.segments[k - 1] = self.segments[i - 1];
-                i -= 1;
-            } else {
-                self.fingerprints[k - 1] = new[j - 1];
-                self.segments[k - 1] = segment;
-                j -= 1;
-            }
-            k -= 1;
-        }
-    }
-
-    /// The live fingerprints, sorted, and an empty set left behind (a commit or a
-    /// rollback).
-    pub(crate) fn take_live(&mut self) -> Vec<u64> {
-        let fingerprints = std::mem::take(&mut self.fingerprints);
-        let segments = std::mem::take(&mut self.segments);
-        if !segments.contains(&GONE) {
-            return fingerprints;
-        }
-        fingerprints
-            .into_iter()
-            .zip(segments)
-            .filter(|&(_, s)| s != GONE)
-            .map(|(fp, _)| fp)
-            .collect()
-    }
-
-    /// Heap bytes held.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.fingerprints.capacity() * 8 + self.segments.capacity() * 4
     }
 }
 
@@ -259,22 +200,16 @@ mod tests {
     }
 
     #[test]
-    fn flushed_ids_name_their_segments_in_flush_order_and_forget_removed_ones() {
-        let mut f = FlushedIds::default();
-        f.add_segment(0, vec![40, 10, 30]);
-        f.add_segment(1, vec![30, 20, 50]);
-        f.add_segment(2, vec![5, 30]);
-        assert_eq!(f.fingerprints, vec![5, 10, 20, 30, 30, 30, 40, 50]);
-        assert_eq!(f.holders(30).collect::<Vec<_>>(), vec![0, 1, 2]);
-        assert_eq!(f.holders(30).next_back(), Some(2), "newest last");
-        assert_eq!(f.holders(10).collect::<Vec<_>>(), vec![0]);
-        assert_eq!(f.holders(7).count(), 0);
-        f.remove(30, 1);
-        assert_eq!(f.holders(30).collect::<Vec<_>>(), vec![0, 2]);
-        f.remove(5, 2);
-        assert_eq!(f.holders(5).count(), 0);
-        assert_eq!(f.take_live(), vec![10, 20, 30, 30, 40, 50]);
-        assert_eq!(f.holders(30).count(), 0, "taken: the set is empty");
+    fn insertion_merges_a_new_run_into_place_and_keeps_removals() {
+        let mut f = Fingerprints::default();
+        f.insert(vec![40, 10, 30]);
+        f.insert(vec![30, 20, 50]);
+        f.remove(30);
+        f.insert(vec![5, 30]);
+        assert_eq!(f.sorted, vec![5, 10, 20, 30, 30, 30, 40, 50]);
+        assert_eq!((f.count(30), f.count(5), f.count(7)), (2, 1, 0));
+        assert_eq!(f.take_surviving(), vec![5, 10, 20, 30, 30, 40, 50]);
+        assert_eq!(f.count(30), 0, "taken: the set is empty");
         assert_eq!(f.heap_bytes(), 0);
     }
 }

@@ -3,7 +3,7 @@
 //! them and the deletions in one atomic commit. Readers wait on nothing but the final
 //! pointer swap; merges run on a background thread and publish the same way.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use roaring::RoaringBitmap;
 
 use super::gc::{self, Obsolete};
-use super::ids::{Fingerprints, FlushedIds, IdHasher};
+use super::ids::{Fingerprints, IdHasher};
 use super::merge::{MergeStats, run_merge};
 use super::merge_policy::{self, MergePolicy};
 use super::publish::{self, WriterState};
@@ -93,8 +93,12 @@ pub struct IndexWriter {
     buffer_ids: HashMap<u64, u32>,
     /// Segments written since the last commit, which no manifest names yet, in order.
     flushed: Vec<Flushed>,
-    /// The ids of `flushed`'s documents, each with its position in `flushed`.
-    flushed_ids: FlushedIds,
+    /// The ids of every document in `flushed`, less those deleted since.
+    flushed_ids: Fingerprints,
+    /// Deletions of flushed documents, by id: for each, how many segments had been
+    /// flushed when it was made (it deletes the latest holder among those). Resolved
+    /// against the segments' stored ids at commit.
+    flushed_deletes: BTreeMap<String, Vec<u32>>,
     /// External ids of committed documents to delete at the next commit.
     pending_deletes: BTreeSet<String>,
     /// Every live committed id, as fingerprints (see [`super::ids`]).
@@ -134,8 +138,6 @@ struct Flushed {
     meta: SegmentMeta,
     /// Its files, each fsynced (with the directory) when it was written.
     files: Vec<PathBuf>,
-    /// Its documents deleted since it was written, by id: the commit finds them.
-    deletes: BTreeSet<String>,
 }
 
 impl IndexWriter {
@@ -176,7 +178,8 @@ impl IndexWriter {
             buffer_text_bytes: 0,
             buffer_ids: HashMap::new(),
             flushed: Vec::new(),
-            flushed_ids: FlushedIds::default(),
+            flushed_ids: Fingerprints::default(),
+            flushed_deletes: BTreeMap::new(),
             pending_deletes: BTreeSet::new(),
             committed_ids: Fingerprints::from_unsorted(fingerprints),
             hasher,
@@ -283,7 +286,7 @@ impl IndexWriter {
     }
 
     /// Heap bytes of the id fingerprints of committed and flushed documents: 8 bytes a
-    /// committed document and 12 a flushed one, counted in the budget.
+    /// document, counted in the budget.
     pub fn id_memory(&self) -> usize {
         self.committed_ids.heap_bytes()
             // A reset keeps the old index's ids until its commit, for a rollback.
@@ -366,16 +369,20 @@ impl IndexWriter {
         {
             return Ok(true);
         }
-        for segment in self.flushed_ids.holders(fp) {
-            let f = &self.flushed[segment as usize];
-            if !f.deletes.contains(id) {
-                let reader = SegmentReader::open(&self.shared.dir, &f.meta)?;
-                if stored_ids_contain(&reader, None, id)? {
-                    return Ok(true);
-                }
+        if self.flushed_ids.count(fp) == 0 {
+            return Ok(false);
+        }
+        // A hit: a repeated id (an error the caller reports) or a collision. Each
+        // deletion of `id` took one of its copies.
+        let mut copies = 0;
+        for f in &self.flushed {
+            let reader = SegmentReader::open(&self.shared.dir, &f.meta)?;
+            if stored_ids_contain(&reader, None, id)? {
+                copies += 1;
             }
         }
-        Ok(false)
+        let deleted = self.flushed_deletes.get(id).map_or(0, Vec::len);
+        Ok(copies > deleted)
     }
 
     /// Deletes the document with external id `id` at the next commit (or drops it from
@@ -404,16 +411,12 @@ impl IndexWriter {
         }
         // The latest holder first: an id deleted from an older segment and added again
         // lives in the newer one.
-        let holder = self
-            .flushed_ids
-            .holders(fp)
-            .rev()
-            .find(|&segment| !self.flushed[segment as usize].deletes.contains(id));
-        if let Some(segment) = holder {
-            self.flushed_ids.remove(fp, segment);
-            self.flushed[segment as usize]
-                .deletes
-                .insert(id.to_string());
+        if self.flushed_ids.count(fp) > 0 {
+            self.flushed_ids.remove(fp);
+            self.flushed_deletes
+                .entry(id.to_string())
+                .or_default()
+                .push(self.flushed.len() as u32);
             return true;
         }
         if self.reset.is_none()
@@ -440,8 +443,9 @@ impl IndexWriter {
             + self
                 .flushed
                 .iter()
-                .map(|f| (f.meta.doc_count as usize).saturating_sub(f.deletes.len()))
+                .map(|f| f.meta.doc_count as usize)
                 .sum::<usize>()
+                .saturating_sub(self.flushed_deletes.values().map(Vec::len).sum())
     }
 
     /// Segments written for the next commit and not yet published.
@@ -522,7 +526,8 @@ impl IndexWriter {
     /// removal that fails leaves the file to that same clean-up.
     fn discard_flushed(&mut self) {
         let flushed = std::mem::take(&mut self.flushed);
-        self.flushed_ids.take_live();
+        self.flushed_ids = Fingerprints::default();
+        self.flushed_deletes.clear();
         if flushed.is_empty() || self.state.lock().poisoned {
             return;
         }
@@ -644,11 +649,10 @@ impl IndexWriter {
             .iter()
             .map(|d| self.hasher.fingerprint(&d.id))
             .collect();
-        self.flushed_ids.add_segment(self.flushed.len() as u32, ids);
+        self.flushed_ids.insert(ids);
         self.flushed.push(Flushed {
             meta: built.meta,
             files: files.clone(),
-            deletes: BTreeSet::new(),
         });
         self.clear_buffer();
         Ok(files)
@@ -743,29 +747,24 @@ impl IndexWriter {
         }
         // The flushed segments, opened now, and the deletions of their documents made
         // since they were written (a delete file of this generation, like any other).
-        let mut flushed = Vec::with_capacity(self.flushed.len());
+        let mut readers = Vec::with_capacity(self.flushed.len());
         for f in &self.flushed {
-            let reader = SegmentReader::open(&dir, &f.meta)?;
+            readers.push(SegmentReader::open(&dir, &f.meta)?);
+        }
+        let hits = resolve_flushed_deletes(&readers, &self.flushed_deletes)?;
+        let mut flushed = Vec::with_capacity(self.flushed.len());
+        for ((f, reader), hits) in self.flushed.iter().zip(readers).zip(hits) {
             let mut meta = f.meta.clone();
             let mut deleted = None;
-            if !f.deletes.is_empty() {
-                let mut hits = RoaringBitmap::new();
-                reader.scan_stored(|doc, id, _| {
-                    if f.deletes.contains(id) {
-                        hits.insert(doc);
-                    }
-                    Ok(())
-                })?;
-                stats.docs -= hits.len() as usize;
-                if !hits.is_empty() {
-                    deleted = Some(write_delete_file(
-                        &dir,
-                        &mut meta,
-                        next.generation,
-                        &hits,
-                        &mut paths,
-                    )?);
-                }
+            stats.docs -= hits.len() as usize;
+            if !hits.is_empty() {
+                deleted = Some(write_delete_file(
+                    &dir,
+                    &mut meta,
+                    next.generation,
+                    &hits,
+                    &mut paths,
+                )?);
             }
             flushed.push((meta, reader, deleted));
         }
@@ -831,8 +830,9 @@ impl IndexWriter {
         // Published: the flushed segments' ids are committed ids now. (After a reset,
         // the committed ids were emptied by it: they named documents that are gone.)
         self.flushed.clear();
+        self.flushed_deletes.clear();
         self.committed_ids
-            .compact_and_extend(self.flushed_ids.take_live());
+            .compact_and_extend(self.flushed_ids.take_surviving());
         self.reset = None;
         self.pending_deletes.clear();
         self.flush_stats = CommitStats::default();
@@ -936,6 +936,46 @@ fn stored_ids_contain(
         Ok(())
     })?;
     Ok(found)
+}
+
+/// Which documents of the flushed segments (`readers`, in flush order) the deletions
+/// made since they were written take: each deletion of an id, made when `k` segments
+/// had been flushed, takes the latest copy of that id among the first `k` not taken by
+/// an earlier one (an id deleted, added again and flushed later lives on in the later
+/// segment). One bitmap per segment; a scan of stored ids only if there are deletions.
+fn resolve_flushed_deletes(
+    readers: &[SegmentReader],
+    deletes: &BTreeMap<String, Vec<u32>>,
+) -> Result<Vec<RoaringBitmap>> {
+    let mut hits = vec![RoaringBitmap::new(); readers.len()];
+    if deletes.is_empty() {
+        return Ok(hits);
+    }
+    // Every copy of a deleted id: (segment, doc), in flush order.
+    let mut copies: BTreeMap<&str, Vec<(u32, u32)>> = BTreeMap::new();
+    for (segment, reader) in readers.iter().enumerate() {
+        reader.scan_stored(|doc, id, _| {
+            if let Some((key, _)) = deletes.get_key_value(id) {
+                copies
+                    .entry(key.as_str())
+                    .or_default()
+                    .push((segment as u32, doc));
+            }
+            Ok(())
+        })?;
+    }
+    for (id, flushed_before) in deletes {
+        let Some(copies) = copies.get_mut(id.as_str()) else {
+            continue; // a fingerprint collision: nothing had this id
+        };
+        for &k in flushed_before {
+            if let Some(pos) = copies.iter().rposition(|&(segment, _)| segment < k) {
+                let (segment, doc) = copies.remove(pos);
+                hits[segment as usize].insert(doc);
+            }
+        }
+    }
+    Ok(hits)
 }
 
 /// Writes `hits` as segment `meta`'s delete file of `generation` (not fsynced: its path
