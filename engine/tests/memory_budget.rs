@@ -87,6 +87,17 @@ fn writer(index: &Index, budget: usize) -> IndexWriter {
 
 const SMALL: usize = heddle::MIN_MEMORY_BUDGET;
 
+/// The ids a search for `q` finds, best first.
+fn ids_found(index: &Index, q: &str) -> Vec<String> {
+    index
+        .searcher()
+        .search(q, &SearchOptions::default())
+        .unwrap()
+        .into_iter()
+        .map(|h| h.id)
+        .collect()
+}
+
 #[test]
 fn a_small_budget_flushes_segments_that_only_the_commit_publishes() {
     let dir = tempfile::tempdir().unwrap();
@@ -259,15 +270,7 @@ fn deletes_and_upserts_reach_documents_in_flushed_segments() {
         "only the committed doc3 counts as deleted"
     );
     assert_eq!(index.num_docs(), 1700 - 1);
-    let find = |q: &str| -> Vec<String> {
-        index
-            .searcher()
-            .search(q, &SearchOptions::default())
-            .unwrap()
-            .into_iter()
-            .map(|h| h.id)
-            .collect()
-    };
+    let find = |q: &str| ids_found(&index, q);
     assert_eq!(find("zebra"), ["doc47"]);
     assert_eq!(find("okapi"), ["doc45"]);
     assert!(!find("rare42").is_empty()); // a neighbour of doc45 and doc47 stays
@@ -336,15 +339,7 @@ fn an_id_deleted_added_again_and_flushed_again_loses_each_copy_in_turn() {
     let stats = w.commit().unwrap();
     assert_eq!(stats.docs, added - 2);
     assert_eq!(index.num_docs() as usize, added - 2);
-    let find = |q: &str| -> Vec<String> {
-        index
-            .searcher()
-            .search(q, &SearchOptions::default())
-            .unwrap()
-            .into_iter()
-            .map(|h| h.id)
-            .collect()
-    };
+    let find = |q: &str| ids_found(&index, q);
     assert!(find("firstcopy").is_empty());
     assert!(find("secondcopy").is_empty());
     assert_eq!(find("thirdcopy"), ["x"]);

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::reseal;
+use common::{file_names, reseal};
 
 use heddle::{AnalyzerConfig, Document, Error, Index, IndexSettings, check_index};
 
@@ -59,15 +59,6 @@ fn assert_merge_refuses(dir: &Path, post: &Path, term: &str, what: &str) {
         "{:?}",
         report.problems
     );
-}
-
-fn file_names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
