@@ -74,13 +74,17 @@ fn header(r: &BenchReport, out: &mut String) {
     let s = &r.settings;
     let _ = writeln!(
         out,
-        "heddle-eval bench ({}): {} arrivals, {} workers on {} cores, in-flight cap {}, top {}",
+        "heddle-eval bench ({}): {} arrivals, {} on {} cores, in-flight cap {}, top {}",
         r.mode,
         match s.arrivals {
             crate::bench::loadgen::Arrivals::Uniform => "uniform",
             crate::bench::loadgen::Arrivals::Poisson => "poisson",
         },
-        s.threads,
+        match &s.target {
+            // Over HTTP one async client thread carries every request.
+            Some(_) => "one HTTP client thread".to_string(),
+            None => format!("{} workers", s.threads),
+        },
         s.cores,
         s.inflight,
         s.k
