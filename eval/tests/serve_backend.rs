@@ -700,6 +700,13 @@ fn the_writes_arm_over_http_writes_into_the_target_and_deletes_what_it_wrote() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("writes into the target {url}"))
+            && stdout.contains("the server's commit threads")
+            && stdout.contains("; server p50 "),
+        "{stdout}"
+    );
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let trial = &report["trials"][0];

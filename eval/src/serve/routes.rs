@@ -33,7 +33,7 @@ pub(crate) struct App {
 pub(crate) type Reply = Response<Full<Bytes>>;
 
 /// The response header carrying the server's own time on a request, in microseconds:
-/// from when hyper hands the parsed request line and headers to [`handle`] to when the
+/// from when hyper hands the parsed request line and headers to the handler to when the
 /// response, its body serialised, is handed back to hyper. So it holds reading the body,
 /// the wait for a search thread, the search and the JSON; not the reactor's delay before
 /// the headers are parsed, nor writing the response to the socket. The HTTP backend

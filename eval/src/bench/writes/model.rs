@@ -247,3 +247,11 @@ pub fn commit_threads_label(threads: usize) -> String {
         n => crate::progress::plural(n as u64, "commit thread"),
     }
 }
+
+/// A trial's commit threads in a table cell: `server` over HTTP (0), else the count.
+pub fn threads_cell(threads: usize) -> String {
+    match threads {
+        0 => "server".to_string(),
+        n => n.to_string(),
+    }
+}

@@ -354,7 +354,7 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
     for s in &r.summary {
         trade.push(vec![
             s.engine.clone(),
-            s.commit_threads.to_string(),
+            crate::bench::writes::threads_cell(s.commit_threads),
             fig_or_dash(&s.commit_wall_secs, width, secs),
             us(&s.in_commit.p50_us),
             us(&s.in_commit.p90_us),
@@ -379,7 +379,7 @@ fn class_row(s: &TrialSummary, name: &str, c: &ClassSummary, width: Width) -> Ve
     let us = |s: &Option<Spread<u64>>| fig_or_dash(s, width, micros);
     vec![
         s.engine.clone(),
-        s.commit_threads.to_string(),
+        crate::bench::writes::threads_cell(s.commit_threads),
         name.to_string(),
         fig_or_dash(&Some(c.due), width, |n| n.to_string()),
         fig_or_dash(&Some(c.shed), width, |n| n.to_string()),
