@@ -140,6 +140,16 @@ fn searches_answer_in_elasticsearchs_shape() {
         "fewer than asked: every match"
     );
     assert!(v["took"].is_u64());
+    // The server's own time, in microseconds, on every response.
+    let raw = exchange(
+        server.addr(),
+        b"GET /_cluster/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    let micros = raw
+        .lines()
+        .find_map(|l| l.strip_prefix("x-heddle-service-micros: "))
+        .unwrap_or_else(|| panic!("no service time in {raw:?}"));
+    assert!(micros.trim().parse::<u64>().is_ok(), "{micros:?}");
 
     let (_, v) = search(addr, r#"{"query":{"match":{"flat":"covid"}},"size":5}"#);
     assert_eq!(ids(&v).len(), 5);
@@ -382,6 +392,17 @@ fn bulk_writes_are_visible_after_their_commit_and_a_refused_batch_commits_nothin
         refused(a, "POST", "/idx/_bulk", bad, "line 2: field [body]"),
         400
     );
+    // `refresh` (as Elasticsearch clients send it) is accepted on _bulk: every commit is
+    // visible when it returns. Not on _search, and not with another value.
+    let one = "{\"delete\":{\"_id\":\"zebra\"}}\n";
+    let (status, v) = request(a, "POST", "/idx/_bulk?refresh=true", one);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(count(), 20);
+    let (_, hits) = search(a, r#"{"query":{"match":{"flat":"zebra"}}}"#);
+    assert!(ids(&hits).is_empty(), "deleted and visible at once: {hits}");
+    refused(a, "POST", "/idx/_bulk?refresh=soon", one, "[refresh]");
+    let q = r#"{"query":{"match":{"flat":"zebra"}}}"#;
+    refused(a, "POST", "/idx/_search?refresh=true", q, "[refresh]");
     server.stop().unwrap();
 }
 

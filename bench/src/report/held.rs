@@ -589,6 +589,11 @@ mod tests {
             lag_max_us: None,
             client_p50_us: None,
             client_p99_us: None,
+            server_p50_us: None,
+            server_p99_us: None,
+            added_p50_us: None,
+            added_p99_us: None,
+            server_clock: None,
         }
     }
 

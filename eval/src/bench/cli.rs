@@ -41,9 +41,10 @@ pub struct BenchArgs {
     /// Drive a search server over HTTP instead of an engine in this process:
     /// `http://HOST:PORT/INDEX` (or `http://HOST:PORT/PREFIX/INDEX`, e.g. Quickwit's
     /// `/api/v1/_elastic/INDEX`), any server speaking the Elasticsearch `_search` subset
-    /// of `heddle-eval serve` (Elasticsearch, OpenSearch, Quickwit's ES endpoint). Each
-    /// in-flight request has its own worker and keep-alive connection (--inflight sets
-    /// both); the client's own time per request is reported per rung.
+    /// of `heddle-eval serve` (Elasticsearch, OpenSearch, Quickwit's ES endpoint). One
+    /// async client thread issues each request at its due time, on a keep-alive
+    /// connection of its own (--inflight connections, opened before the first rung);
+    /// the client's own time and the server's (where it reports it) are shown per rung.
     #[arg(long, value_name = "URL", conflicts_with_all = ["engines", "baseline", "threads"])]
     pub target: Option<String>,
 
@@ -183,6 +184,14 @@ pub struct BenchArgs {
     /// commit are reported apart from the rest (docs/PERF.md, "The writes arm").
     #[arg(long)]
     pub writes: bool,
+
+    /// With --writes --target: write into the target's index (the writes arm cannot copy
+    /// a server's index). Each batch is posted to its `_bulk` as `create` actions with ids
+    /// `heddle-writes-…` (a corpus id is never overwritten), and each trial deletes what
+    /// it wrote. Refused without this flag, so that no run writes into a server by
+    /// accident.
+    #[arg(long, requires_all = ["writes", "target"])]
+    pub writes_to_target: bool,
 
     /// The writes arm's read rate, per second [default: a quarter of the capacity an
     /// open-loop calibration measures].
@@ -495,7 +504,7 @@ impl Partial<'_> {
 }
 
 /// `--target`'s engine: a keep-alive pool as large as the in-flight cap, so that every
-/// admitted request has a worker and a connection of its own.
+/// admitted request has a connection of its own.
 fn http_engine(args: &BenchArgs) -> anyhow::Result<Option<HttpFactory>> {
     let Some(url) = &args.target else {
         return Ok(None);
@@ -567,13 +576,9 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
     ensure!(threads >= 1, "--threads must be at least 1");
     let inflight = args.inflight.unwrap_or(4 * threads);
     ensure!(inflight >= 1, "--inflight must be at least 1");
-    // Over HTTP a worker only waits on its connection: one worker per in-flight request,
-    // so that an admitted request starts at once and no queue hides in the client.
-    let threads = if args.target.is_some() {
-        inflight
-    } else {
-        threads
-    };
+    // Over HTTP one client thread drives every request (an async client): no request
+    // waits for a worker, and the in-flight cap is the pool's size.
+    let threads = if args.target.is_some() { 1 } else { threads };
     ensure!(args.samples >= 1, "--samples must be at least 1");
     ensure!(args.repeat >= 1, "--repeat must be at least 1");
     ensure!(

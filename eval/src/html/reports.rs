@@ -209,7 +209,7 @@ pub fn writes_page(report: &WritesReport, text: &str) -> Page {
                     (!s.valid).then_some("invalid"),
                     vec![
                         s.engine.clone(),
-                        s.commit_threads.to_string(),
+                        crate::bench::writes::threads_cell(s.commit_threads),
                         spread(&s.commits, |v| v.to_string()),
                         spread_or_dash(&s.commit_wall_secs, writes::table::secs),
                         spread_or_dash(&s.exclusive_ns, writes::table::nanos),

@@ -87,9 +87,11 @@ pub fn parse_search(body: &[u8]) -> Result<SearchRequest, ApiError> {
 }
 
 /// What the URL's query string may say: `size` and `from`, which override the body's
-/// as in Elasticsearch, and `pretty` (indentation only: ignored). Every other parameter
-/// is refused, since ignoring it could change what the caller gets (`filter_path`,
-/// `rest_total_hits_as_int`, `q`, ...) without telling them.
+/// as in Elasticsearch, `pretty` (indentation only: ignored), and on `_bulk` `refresh`
+/// (`true`, `wait_for`, `false` or empty: accepted and ignored, because a heddle `_bulk`
+/// commits and is visible to every later search when it returns, which is what `true`
+/// asks). Every other parameter is refused, since ignoring it could change what the
+/// caller gets (`filter_path`, `rest_total_hits_as_int`, `q`, ...) without telling them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UrlParams {
     pub size: Option<u64>,
@@ -98,8 +100,13 @@ pub struct UrlParams {
 
 impl UrlParams {
     /// Parses a query string (`None`: the URL had none). `allow_paging`: whether this
-    /// route takes `size` and `from` (only `_search` does).
-    pub fn parse(query: Option<&str>, allow_paging: bool) -> Result<UrlParams, ApiError> {
+    /// route takes `size` and `from` (only `_search` does); `allow_refresh`: whether it
+    /// takes `refresh` (only `_bulk` does).
+    pub fn parse(
+        query: Option<&str>,
+        allow_paging: bool,
+        allow_refresh: bool,
+    ) -> Result<UrlParams, ApiError> {
         let mut params = UrlParams::default();
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -112,6 +119,14 @@ impl UrlParams {
             };
             match key {
                 "pretty" => {}
+                "refresh" if allow_refresh => {
+                    if !matches!(value, "" | "true" | "wait_for" | "false") {
+                        return Err(ApiError::bad_request(format!(
+                            "URL parameter [refresh] must be true, wait_for or false, not \
+                             [{value}]"
+                        )));
+                    }
+                }
                 "size" if allow_paging => params.size = Some(number("size")?),
                 "from" if allow_paging => params.from = Some(number("from")?),
                 other => {

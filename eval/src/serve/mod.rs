@@ -6,7 +6,8 @@
 //! heddle's public API, and the server is generic over a [`SearchService`], so that the
 //! instrument's synthetic backends can sit behind it in tests ([`BackendService`]).
 //!
-//! Endpoints (all JSON; errors are `{"error": {"type", "reason"}, "status"}`):
+//! Endpoints (all JSON; errors are `{"error": {"type", "reason"}, "status"}`; every
+//! response carries the server's own time on it in `X-Heddle-Service-Micros`):
 //!
 //! | request | answer |
 //! | --- | --- |
@@ -36,5 +37,6 @@ pub use dsl::{
 };
 pub use error::ApiError;
 pub use reload::Reloader;
+pub use routes::SERVICE_MICROS_HEADER;
 pub use server::{RunningServer, ServerConfig, bind, runtime, serve};
 pub use service::{BackendService, BulkItem, HeddleService, SearchService, ServedHit};

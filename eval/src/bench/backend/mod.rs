@@ -17,6 +17,24 @@ pub trait Backend: Send + Sync {
     /// Query analysis belongs to the call: it is part of the latency being measured.
     fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<String>>;
 
+    /// [`search`](Backend::search), with the engine's own account of its time on the
+    /// request where it gives one (a server's `X-Heddle-Service-Micros` or `took`). The
+    /// rung's workers call this; an engine in this process has nothing to add.
+    fn answer(&self, query: &str, k: usize) -> anyhow::Result<Answer> {
+        Ok(Answer {
+            ids: self.search(query, k)?,
+            server: None,
+        })
+    }
+
+    /// This backend as an [`Issue`]r, if it can start a search and return at once (an
+    /// async client): the rung then hands each request to it at its due time instead of
+    /// to a worker thread. `None` (the default): the rung's workers call
+    /// [`answer`](Backend::answer), one request each at a time.
+    fn issuer(&self) -> Option<&dyn Issue> {
+        None
+    }
+
     /// The share of the documents that hold each distinct term of `query`, as this
     /// engine analyses it; `None` if the engine cannot say. Classes queries in the
     /// sequential pass's per-query report (frequent, rare), outside any timing.
@@ -50,6 +68,66 @@ pub trait Backend: Send + Sync {
     /// returns, this thread's included (the writes arm). Reports where the time went.
     fn commit(&self) -> anyhow::Result<CommitReport> {
         Err(Unsupported::new("commit").into())
+    }
+}
+
+/// A backend that starts a search and returns at once, and reports its end through a
+/// callback: no thread waits on a request in flight (the HTTP backend's async client).
+pub trait Issue: Send + Sync {
+    /// Starts `query` for the top `k` now; `done` is called once, on another thread,
+    /// when it has finished or failed. Dropping `done` uncalled is a failed request.
+    fn issue(&self, query: &str, k: usize, done: Done);
+}
+
+/// What an [`Issue`]r calls back with.
+pub type Done = Box<dyn FnOnce(Finished) + Send + 'static>;
+
+/// One issued request's end.
+#[derive(Debug)]
+pub struct Finished {
+    /// When the request began executing (its service time runs from here).
+    pub started: std::time::Instant,
+    /// When its answer had been read and parsed.
+    pub done: std::time::Instant,
+    pub result: anyhow::Result<Answer>,
+    /// It had to open its connection (none was ready): the connection's setup is in
+    /// its latency.
+    pub connected: bool,
+}
+
+/// One search's result as the rung records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// External ids, best first.
+    pub ids: Vec<String>,
+    /// The server's own time on the request, if it said.
+    pub server: Option<ServerTime>,
+}
+
+/// A server's own time on one request, as it reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerTime {
+    pub micros: u64,
+    pub clock: ServerClock,
+}
+
+/// Where a [`ServerTime`] came from, finest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ServerClock {
+    /// heddle's `X-Heddle-Service-Micros` response header: microseconds.
+    Header,
+    /// Elasticsearch's `took`: whole milliseconds, truncated, so a floor (a `took` of 0
+    /// is anything under 1 ms) and the time added beside it an upper bound.
+    Took,
+}
+
+impl ServerClock {
+    /// How reports name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ServerClock::Header => "X-Heddle-Service-Micros (µs)",
+            ServerClock::Took => "took (whole ms, truncated: a floor)",
+        }
     }
 }
 

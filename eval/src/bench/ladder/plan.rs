@@ -43,8 +43,12 @@ pub fn round_rate(r: f64) -> f64 {
 }
 
 /// Servers in a capacity estimate: workers beyond the cores cannot run a CPU-bound
-/// search any faster.
+/// search any faster. Over HTTP (one client thread) the server's threads are unknown:
+/// this machine's cores, a guess (docs/PERF.md: for a server, name the rates).
 pub fn servers(settings: &Settings) -> usize {
+    if settings.target.is_some() {
+        return settings.cores.max(1);
+    }
     settings.threads.min(settings.cores).max(1)
 }
 

@@ -68,13 +68,16 @@ pub fn run_rung(
         probes.suspended,
     );
     report.client_us = backend.take_client_time().map(|h| LatencySummary::of(&h));
+    if backend.issuer().is_some() {
+        report.connects_in_latency = Some(outcome.completions.connected);
+    }
     report.load_start = load_start;
     report.load_end = load_end;
     report.others_cpu = others_cpu;
     report.steal_cpu = steal_cpu;
     mark_disturbed(&mut report, &outcome, spec.calibration, settings);
     eprintln!(
-        "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}{}",
+        "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}{}{}",
         spec.engine,
         spec.label,
         spec.rate,
@@ -82,6 +85,10 @@ pub fn run_rung(
         micros_or_dash(report.latency_us.p50),
         micros_or_dash(report.latency_us.p99),
         report.shed,
+        match report.connects_in_latency {
+            Some(n) if n > 0 => format!(", {n} opened a connection"),
+            _ => String::new(),
+        },
         if report.overloaded {
             " (OVERLOADED)"
         } else {
@@ -189,6 +196,10 @@ pub(crate) fn rung_report(
             max: outcome.dispatch.lag.max_micros(),
         },
         client_us: None,
+        server_us: (!c.server.is_empty()).then(|| LatencySummary::of(&c.server)),
+        added_us: (!c.added.is_empty()).then(|| LatencySummary::of(&c.added)),
+        server_clock: c.server_clock.map(|k| k.describe().to_string()),
+        connects_in_latency: None,
         process,
         memory,
         suspended_secs: suspended.map(|s| s.as_secs_f64()),

@@ -1,14 +1,16 @@
 //! The real open-loop rung: one dispatcher thread issues requests at their due times and
-//! never waits for a result; a pool of worker threads executes them.
+//! never waits for a result; a pool of worker threads executes them — or, for a backend
+//! that is an [`Issue`]r (the HTTP backend's async client), the dispatcher hands each
+//! request to it at its due time and its completion is recorded where it ends.
 
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{CompletionTally, DispatchTally, LiveRung, Outcome, RequestTimes, Schedule};
-use crate::bench::backend::Backend;
+use super::{Admission, CompletionTally, DispatchTally, LiveRung, Outcome, RequestTimes, Schedule};
+use crate::bench::backend::{Answer, Backend, Finished, Issue};
 use crate::bench::queries::QueryCycle;
 
 /// Time for the workers to start before the first request is due.
@@ -19,8 +21,8 @@ struct Job {
     due_ns: u64,
 }
 
-/// Runs one rung of `schedule` against `backend` with `live.threads()` workers, request
-/// `i` asking `queries.get(i)` for the top `k`. Returns when every admitted request has
+/// Runs one rung of `schedule` against `backend` with `live.threads()` workers (none for
+/// an [`Issue`]r), request `i` asking `queries.get(i)` for the top `k`. Returns when every admitted request has
 /// finished. `live` can be read meanwhile for progress.
 pub fn run_open_loop(
     backend: &dyn Backend,
@@ -47,6 +49,9 @@ pub fn run_open_loop_from(
     live: &LiveRung,
     origin: Instant,
 ) -> Outcome {
+    if let Some(issuer) = backend.issuer() {
+        return run_issued(issuer, schedule, queries, k, live, origin);
+    }
     let (tx, rx) = mpsc::channel::<Job>();
     let rx = Mutex::new(rx);
     let dispatch = thread::scope(|s| {
@@ -68,6 +73,20 @@ fn dispatch(
     tx: mpsc::Sender<Job>,
     live: &LiveRung,
 ) -> DispatchTally {
+    dispatch_with(schedule, origin, live, |job| {
+        tx.send(job)
+            .expect("workers live until the sender is dropped");
+    })
+}
+
+/// The dispatcher's loop: each request at its due time, admitted (and handed to `start`)
+/// or shed, never waiting for a result.
+fn dispatch_with(
+    schedule: &Schedule,
+    origin: Instant,
+    live: &LiveRung,
+    mut start: impl FnMut(Job),
+) -> DispatchTally {
     tighten_timer_slack();
     let mut tally = DispatchTally::default();
     for (i, &due_ns) in schedule.due_ns().iter().enumerate() {
@@ -76,18 +95,100 @@ fn dispatch(
         let admitted = live.admission.try_admit();
         tally.record_issue(due_ns, issued_ns, admitted);
         if admitted {
-            let job = Job {
+            start(Job {
                 index: i as u64,
                 due_ns,
-            };
-            tx.send(job)
-                .expect("workers live until the sender is dropped");
+            });
         } else {
             live.shed.fetch_add(1, Ordering::Relaxed);
         }
         live.issued.fetch_add(1, Ordering::Relaxed);
     }
     tally
+}
+
+/// The rung with an [`Issue`]r: the dispatcher hands each admitted request to it at its
+/// due time; each completion records itself and releases its place under the cap, on
+/// whatever thread it ends. Returns when every issued request has been recorded.
+fn run_issued(
+    issuer: &dyn Issue,
+    schedule: &Schedule,
+    queries: &QueryCycle,
+    k: usize,
+    live: &LiveRung,
+    origin: Instant,
+) -> Outcome {
+    // Each pending request holds a sender; the receiver sees the channel close when the
+    // last one has been recorded.
+    let (all_done, wait) = mpsc::channel::<()>();
+    let slot = live.workers[0].clone();
+    let dispatch = thread::scope(|s| {
+        s.spawn(|| {
+            dispatch_with(schedule, origin, live, |job| {
+                let pending = Pending {
+                    index: job.index,
+                    due_ns: job.due_ns,
+                    origin,
+                    slot: slot.clone(),
+                    admission: live.admission.clone(),
+                    _all_done: all_done.clone(),
+                    recorded: false,
+                };
+                issuer.issue(
+                    queries.get(job.index),
+                    k,
+                    Box::new(move |finished: Finished| pending.finish(finished)),
+                );
+            })
+        })
+        .join()
+        .expect("the dispatcher panicked")
+    });
+    drop(all_done);
+    let _ = wait.recv();
+    Outcome::new(schedule.len() as u64, live.take_completions(), dispatch)
+}
+
+/// An issued request until it is recorded. Its place under the in-flight cap is released
+/// when it is dropped, after its completion is recorded; dropped unrecorded (the issuer
+/// dropped its callback), it counts as a failed request.
+struct Pending {
+    index: u64,
+    due_ns: u64,
+    origin: Instant,
+    slot: Arc<Mutex<CompletionTally>>,
+    admission: Arc<Admission>,
+    _all_done: mpsc::Sender<()>,
+    recorded: bool,
+}
+
+impl Pending {
+    fn finish(mut self, f: Finished) {
+        let mut tally = self.slot.lock().expect("rung tally poisoned");
+        if f.connected {
+            tally.connected += 1;
+        }
+        let job = Job {
+            index: self.index,
+            due_ns: self.due_ns,
+        };
+        record(&mut tally, &job, self.origin, f.started, f.done, f.result);
+        drop(tally);
+        self.recorded = true;
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.recorded {
+            let done_ns = since(self.origin, Instant::now());
+            let error = anyhow::anyhow!("the client dropped the request unanswered");
+            if let Ok(mut tally) = self.slot.lock() {
+                tally.record_error(done_ns, &error);
+            }
+        }
+        self.admission.release();
+    }
 }
 
 fn work(
@@ -104,24 +205,44 @@ fn work(
             return; // the dispatcher is done and the queue is empty
         };
         let start = Instant::now();
-        let result = backend.search(queries.get(job.index), k);
+        let result = backend.answer(queries.get(job.index), k);
         let done = Instant::now();
         {
             let mut tally = slot.lock().expect("worker tally poisoned");
-            let (start_ns, done_ns) = (since(origin, start), since(origin, done));
-            tally.log(RequestTimes {
-                index: job.index,
-                due_ns: job.due_ns,
-                start_ns,
-                done_ns,
-                ok: result.is_ok(),
-            });
-            match result {
-                Ok(_) => tally.record(job.due_ns, start_ns, done_ns),
-                Err(e) => tally.record_error(done_ns, &e),
-            }
+            record(&mut tally, &job, origin, start, done, result);
         }
         live.admission.release();
+    }
+}
+
+/// Records one finished request: latency from its due time (the tally's one rule), its
+/// service time from `start`, and the server's own time if it gave one.
+fn record(
+    tally: &mut CompletionTally,
+    job: &Job,
+    origin: Instant,
+    start: Instant,
+    done: Instant,
+    result: anyhow::Result<Answer>,
+) {
+    let (start_ns, done_ns) = (since(origin, start), since(origin, done));
+    let server = result.as_ref().ok().and_then(|a| a.server);
+    tally.log(RequestTimes {
+        index: job.index,
+        due_ns: job.due_ns,
+        start_ns,
+        done_ns,
+        ok: result.is_ok(),
+        server_us: server.map(|s| s.micros),
+    });
+    match result {
+        Ok(_) => {
+            tally.record(job.due_ns, start_ns, done_ns);
+            if let Some(server) = server {
+                tally.record_server(job.due_ns, done_ns, server);
+            }
+        }
+        Err(e) => tally.record_error(done_ns, &e),
     }
 }
 

@@ -1,10 +1,11 @@
 //! What a rung recorded: per-request latency and service time, sheds, and the
 //! dispatcher's own lag — and the one place where latency is defined.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::Admission;
+use crate::bench::backend::{ServerClock, ServerTime};
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::stats::{LatencyHistogram, P50, P99};
 
@@ -15,6 +16,16 @@ pub struct CompletionTally {
     pub latency: LatencyHistogram,
     /// Start of execution → completion: the service time, without queueing.
     pub service: LatencyHistogram,
+    /// Over HTTP, per completed request whose server said: the server's own time on it.
+    pub server: LatencyHistogram,
+    /// ... and the rest of its latency (due → completion less the server's time): what
+    /// the dispatcher, the client, the wire and scheduling added, request by request.
+    pub added: LatencyHistogram,
+    /// The coarsest clock the server's times came from.
+    pub server_clock: Option<ServerClock>,
+    /// Over HTTP, requests that found no open connection ready and opened one: its
+    /// setup is in their latency.
+    pub connected: u64,
     pub errors: u64,
     pub first_error: Option<String>,
     pub last_done_ns: u64,
@@ -33,6 +44,8 @@ pub struct RequestTimes {
     pub done_ns: u64,
     /// False if the backend failed it.
     pub ok: bool,
+    /// The server's own time on it, in microseconds, if it said.
+    pub server_us: Option<u64>,
 }
 
 impl CompletionTally {
@@ -43,6 +56,18 @@ impl CompletionTally {
         self.latency.record_nanos(done_ns.saturating_sub(due_ns));
         self.service.record_nanos(done_ns.saturating_sub(start_ns));
         self.last_done_ns = self.last_done_ns.max(done_ns);
+    }
+
+    /// Records the server's own account of a completed request (after [`record`]): its
+    /// time, and the latency beyond it.
+    ///
+    /// [`record`]: CompletionTally::record
+    pub fn record_server(&mut self, due_ns: u64, done_ns: u64, server: ServerTime) {
+        self.server.record_micros(server.micros);
+        let latency_us = done_ns.saturating_sub(due_ns).div_ceil(1_000);
+        self.added
+            .record_micros(latency_us.saturating_sub(server.micros));
+        self.server_clock = self.server_clock.max(Some(server.clock));
     }
 
     /// Records a request the backend failed. It has no latency: a fast failure must not
@@ -62,6 +87,10 @@ impl CompletionTally {
     pub fn add(&mut self, other: &CompletionTally) {
         self.latency.add(&other.latency);
         self.service.add(&other.service);
+        self.server.add(&other.server);
+        self.added.add(&other.added);
+        self.server_clock = self.server_clock.max(other.server_clock);
+        self.connected += other.connected;
         self.errors += other.errors;
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);
@@ -150,11 +179,13 @@ impl Outcome {
 }
 
 /// The shared state of a running rung: the in-flight cap and one tally per worker (each
-/// locked only by its worker, and by [`progress`](Self::progress) now and then).
+/// locked only by its worker, and by [`progress`](Self::progress) now and then; with an
+/// [`Issue`](crate::bench::backend::Issue)r, the first is locked by each completion).
+/// Shared with the completions of issued requests, which outlive any borrow.
 #[derive(Debug)]
 pub struct LiveRung {
-    pub(super) admission: Admission,
-    pub(super) workers: Vec<Mutex<CompletionTally>>,
+    pub(super) admission: Arc<Admission>,
+    pub(super) workers: Vec<Arc<Mutex<CompletionTally>>>,
     pub(super) issued: AtomicU64,
     pub(super) shed: AtomicU64,
     total: u64,
@@ -190,8 +221,8 @@ impl LiveRung {
     pub fn new(threads: usize, inflight: usize, total: u64) -> Self {
         assert!(threads >= 1, "at least one worker");
         LiveRung {
-            admission: Admission::new(inflight),
-            workers: (0..threads).map(|_| Mutex::default()).collect(),
+            admission: Arc::new(Admission::new(inflight)),
+            workers: (0..threads).map(|_| Arc::default()).collect(),
             issued: AtomicU64::new(0),
             shed: AtomicU64::new(0),
             total,
@@ -203,8 +234,8 @@ impl LiveRung {
     /// ([`CompletionTally::log`]).
     pub fn logged(threads: usize, inflight: usize, total: u64) -> Self {
         let mut live = LiveRung::new(threads, inflight, total);
-        for w in &mut live.workers {
-            w.get_mut().expect("fresh").log = Some(Vec::new());
+        for w in &live.workers {
+            w.lock().expect("fresh").log = Some(Vec::new());
         }
         live.logged = true;
         live

@@ -72,5 +72,14 @@ fn summarise_one(reps: &[&RungReport]) -> RungSummary {
         lag_max_us: o(|r| r.dispatcher_lag_us.max),
         client_p50_us: o(|r| r.client_us.as_ref().and_then(|c| c.p50)),
         client_p99_us: o(|r| r.client_us.as_ref().and_then(|c| c.p99)),
+        server_p50_us: o(|r| r.server_us.as_ref().and_then(|c| c.p50)),
+        server_p99_us: o(|r| r.server_us.as_ref().and_then(|c| c.p99)),
+        added_p50_us: o(|r| r.added_us.as_ref().and_then(|c| c.p50)),
+        added_p99_us: o(|r| r.added_us.as_ref().and_then(|c| c.p99)),
+        // The coarser clock (Elasticsearch's took) if any repetition had it.
+        server_clock: reps
+            .iter()
+            .filter_map(|r| r.server_clock.clone())
+            .reduce(|a, b| if b.starts_with("took") { b } else { a }),
     }
 }

@@ -212,6 +212,23 @@ pub struct RungReport {
     /// building the request and parsing the answer (part of the latency above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_us: Option<LatencySummary>,
+    /// Over HTTP, when the server reports its own time on each request
+    /// (`X-Heddle-Service-Micros`, or Elasticsearch's `took`): that time, per completed
+    /// request that carried it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_us: Option<LatencySummary>,
+    /// ... and for the same requests, latency less the server's time: what the
+    /// dispatcher, the client, the wire and scheduling added, request by request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_us: Option<LatencySummary>,
+    /// Which clock `server_us` comes from (the coarsest seen in the rung).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_clock: Option<String>,
+    /// Over HTTP: requests that found no open connection and opened one, its setup in
+    /// their latency (the pool holds one per in-flight request, so this is 0 unless the
+    /// server closed connections during the rung).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connects_in_latency: Option<u64>,
     pub process: RusageDelta,
     pub memory: MemoryTrack,
     /// Time the machine spent suspended during the rung, if known.
@@ -293,4 +310,17 @@ pub struct RungSummary {
     pub client_p50_us: Option<Spread<u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_p99_us: Option<Spread<u64>>,
+    /// Over HTTP: the server's own time per request (`RungReport::server_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_p99_us: Option<Spread<u64>>,
+    /// Over HTTP: the latency beyond the server's time (`RungReport::added_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_p99_us: Option<Spread<u64>>,
+    /// Which clock the server's times come from, if any rung has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_clock: Option<String>,
 }

@@ -74,13 +74,17 @@ fn header(r: &BenchReport, out: &mut String) {
     let s = &r.settings;
     let _ = writeln!(
         out,
-        "heddle-eval bench ({}): {} arrivals, {} workers on {} cores, in-flight cap {}, top {}",
+        "heddle-eval bench ({}): {} arrivals, {} on {} cores, in-flight cap {}, top {}",
         r.mode,
         match s.arrivals {
             crate::bench::loadgen::Arrivals::Uniform => "uniform",
             crate::bench::loadgen::Arrivals::Poisson => "poisson",
         },
-        s.threads,
+        match &s.target {
+            // Over HTTP one async client thread carries every request.
+            Some(_) => "one HTTP client thread".to_string(),
+            None => format!("{} workers", s.threads),
+        },
         s.cores,
         s.inflight,
         s.k
@@ -317,26 +321,57 @@ fn process(r: &BenchReport, width: Width, out: &mut String) {
     out.push('\n');
 }
 
-/// Over HTTP (`--target`): the client's own time per request, the instrument's overhead
-/// inside each latency above. Absent for engines in this process.
+/// Over HTTP (`--target`): where each latency went. The client's own time per request
+/// (the instrument's overhead inside each latency above), and where the server reports
+/// its own time per request, that time and the rest of each latency beside it: what the
+/// dispatcher, the client, the wire and scheduling added, request by request. Absent for
+/// engines in this process.
 fn client(r: &BenchReport, width: Width, out: &mut String) {
-    if !r.summary.iter().any(|s| s.client_p50_us.is_some()) {
+    let has_server = r.summary.iter().any(|s| s.server_p50_us.is_some());
+    if !has_server && !r.summary.iter().any(|s| s.client_p50_us.is_some()) {
         return;
     }
-    let mut t = Table::new(&["engine", "offered/s", "client p50", "client p99"]);
+    let mut headers = vec!["engine", "offered/s", "client p50", "client p99"];
+    if has_server {
+        headers.extend(["server p50", "server p99", "added p50", "added p99"]);
+    }
+    let mut t = Table::new(&headers);
     for s in &r.summary {
-        t.row(vec![
+        let mut row = vec![
             s.engine.clone(),
             rate(s.offered_rate),
             fig_or_dash(&s.client_p50_us, width, micros),
             fig_or_dash(&s.client_p99_us, width, micros),
-        ]);
+        ];
+        if has_server {
+            row.extend([
+                fig_or_dash(&s.server_p50_us, width, micros),
+                fig_or_dash(&s.server_p99_us, width, micros),
+                fig_or_dash(&s.added_p50_us, width, micros),
+                fig_or_dash(&s.added_p99_us, width, micros),
+            ]);
+        }
+        t.row(row);
     }
     let _ = writeln!(
         out,
         "HTTP client's own time per request (building the body, parsing the answer; part \
          of each latency)"
     );
+    if has_server {
+        let clock = r
+            .summary
+            .iter()
+            .find_map(|s| s.server_clock.as_deref())
+            .unwrap_or("the server's report");
+        let line = format!(
+            "  server = the server's own time per request, from {clock}; added = each \
+             request's latency less its server time (dispatcher, client, wire, scheduling)"
+        );
+        for l in crate::env::render::wrap(&line) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     out.push_str(&t.render());
     out.push('\n');
 }

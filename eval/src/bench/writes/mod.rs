@@ -16,6 +16,7 @@ pub mod scratch;
 pub mod summary;
 pub mod svg;
 pub mod table;
+mod target;
 pub mod trial;
 
 use std::path::PathBuf;
@@ -32,8 +33,10 @@ use super::cli::{BenchArgs, select, settings};
 use super::ladder::{calibrate, requests_for, round_rate, warm_up};
 use super::queries::QueryCycle;
 use super::report::{Calibration, Settings};
+use crate::serve::{HttpFactory, Target};
 
 pub use self::model::*;
+pub use self::target::TARGET_ID_PREFIX;
 
 /// The read rate when none is named: this fraction of the smallest capacity measured.
 /// A quarter leaves the engine room for a commit's threads without queueing reads
@@ -54,18 +57,37 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
             crate::bench::report::check_writable(p, flag)?;
         }
     }
-    let chosen = select(engines, &args.engines)?;
     let queries = QueryCycle::load(&args.queries, args.seed)?;
     let settings = settings(args, queries.len())?;
-    let commit_threads = commit_threads(args, settings.cores);
+    // Over HTTP the one engine is the target's server, written in place.
+    let http = match &args.target {
+        Some(url) => Some(HttpFactory {
+            target: Target::parse(url)?,
+            field: args.target_field.clone(),
+            pool: settings.inflight,
+        }),
+        None => None,
+    };
+    let chosen: Vec<&dyn BackendFactory> = match &http {
+        Some(f) => vec![f],
+        None => select(engines, &args.engines)?,
+    };
+    let commit_threads = match http {
+        Some(_) => vec![0], // the server's own
+        None => commit_threads(args, settings.cores),
+    };
     let scratch = args.scratch.clone().unwrap_or_else(default_scratch);
-    std::fs::create_dir_all(&scratch)
-        .with_context(|| format!("creating the scratch directory {}", scratch.display()))?;
-    // The copies are made in `scratch`: its filesystem is where commits are written.
-    let mut environment = crate::env::Environment::capture(&scratch.join("copy"));
+    let mut environment = if http.is_some() {
+        crate::env::Environment::capture(&scratch)
+    } else {
+        std::fs::create_dir_all(&scratch)
+            .with_context(|| format!("creating the scratch directory {}", scratch.display()))?;
+        // The copies are made in `scratch`: its filesystem is where commits are written.
+        crate::env::Environment::capture(&scratch.join("copy"))
+    };
 
     let mut sources: Vec<SourceCheck> = Vec::new();
-    for f in &chosen {
+    for f in chosen.iter().filter(|_| http.is_none()) {
         let dir = f.source_dir(&args.index);
         let shown = dir.display().to_string();
         if sources.iter().any(|s| s.dir == shown) {
@@ -88,7 +110,10 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
     let (rate, rate_rule, capacity, calibrations) = match args.rate {
         Some(r) => (r, "named".to_string(), None, Vec::new()),
         None => {
-            let calibrations = calibrate_all(args, &chosen, &settings, &queries, &scratch, warm_n)?;
+            let calibrations = match &http {
+                Some(f) => vec![target::calibrate(f, args, &settings, &queries, warm_n)?],
+                None => calibrate_all(args, &chosen, &settings, &queries, &scratch, warm_n)?,
+            };
             let capacity = calibrations
                 .iter()
                 .map(|c| c.capacity_per_sec)
@@ -126,7 +151,22 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         args.write_docs,
         source.describe()
     );
-    let batches = batches::load(&source, args.write_docs, needed)?;
+    if http.is_some() {
+        // The arm's checks search for the written documents: every batch at the end, in
+        // one search, which a server answers only up to its result window.
+        ensure!(
+            needed * args.write_docs < crate::serve::MAX_RESULT_WINDOW as usize,
+            "--writes --target: {needed} batches of {} documents, and servers answer at \
+             most {} hits to the search that checks them all at the end; give fewer \
+             --write-docs or a longer --commit-every",
+            args.write_docs,
+            crate::serve::MAX_RESULT_WINDOW
+        );
+    }
+    let mut batches = batches::load(&source, args.write_docs, needed)?;
+    if http.is_some() {
+        target::prefix_ids(&mut batches);
+    }
     let schedule0 = spec_for(0).schedule(&settings);
     let write_settings = WriteSettings {
         rate,
@@ -140,7 +180,10 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         batches: batches.len(),
         commit_every_secs: args.commit_every,
         commit_threads: commit_threads.clone(),
-        scratch: scratch.display().to_string(),
+        scratch: match &http {
+            Some(f) => f.target.url(),
+            None => scratch.display().to_string(),
+        },
     };
 
     // On disk after every trial, so that an interrupted run leaves every finished one.
@@ -181,9 +224,13 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
                     label: &label,
                     ..spec_for(repetition)
                 };
-                let mut report = trial(
-                    *factory, args, &spec, &settings, &queries, &batches, &scratch, warm_n, threads,
-                )?;
+                let mut report = match &http {
+                    Some(f) => target::trial(f, &spec, &settings, &queries, &batches, warm_n)?,
+                    None => trial(
+                        *factory, args, &spec, &settings, &queries, &batches, &scratch, warm_n,
+                        threads,
+                    )?,
+                };
                 report.repetition = repetition;
                 report.sequence = trials.len();
                 trials.push(report);
@@ -238,12 +285,29 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
 
 fn check_flags(args: &BenchArgs) -> anyhow::Result<()> {
     ensure!(args.writes, "the writes arm runs with --writes");
-    ensure!(
-        args.target.is_none(),
-        "--writes --target: the writes arm copies the index and commits into the copy in \
-         this process, which a server's index cannot be; to see what commits cost a \
-         server's reads, run `bench --target` while another client posts to its _bulk"
-    );
+    if args.target.is_some() {
+        ensure!(
+            args.writes_to_target,
+            "--writes --target: the writes arm would write into the target's own index \
+             (a server's index cannot be copied): each trial posts its batches to the \
+             target's _bulk and deletes them at its end. If that is what you want, add \
+             --writes-to-target"
+        );
+        ensure!(
+            args.commit_threads.is_empty() && args.scratch.is_none(),
+            "--commit-threads and --scratch belong to the writes arm in this process; a \
+             server commits with its own threads, in its own index"
+        );
+        ensure!(
+            args.write_docs < crate::serve::MAX_RESULT_WINDOW as usize,
+            "--write-docs {} with --target: each commit is checked visible by one search \
+             for its documents, and servers answer at most {} hits (Elasticsearch's \
+             max_result_window); give --write-docs 5000 or so (a _bulk body must also \
+             fit the server's limit: `serve --max-body`, 10 MiB by default)",
+            args.write_docs,
+            crate::serve::MAX_RESULT_WINDOW
+        );
+    }
     ensure!(
         args.rates.is_empty() && args.fractions.is_empty(),
         "--rates and --fractions shape the ladder; the writes arm reads at one --rate"
@@ -379,7 +443,22 @@ fn trial(
     drop(backend);
     let (copy_bytes, copy_secs) = (copy.bytes, copy.secs);
     drop(copy);
+    Ok(trial_report(
+        spec, run, warmup, threads, copy_bytes, copy_secs, open_secs,
+    ))
+}
 
+/// A trial's report: its run judged (a failed writer or read, a commit not visible when
+/// it returned, a suspend make it invalid).
+fn trial_report(
+    spec: &TrialSpec<'_>,
+    run: TrialRun,
+    warmup: crate::bench::report::WarmupReport,
+    threads: usize,
+    copy_bytes: u64,
+    copy_secs: f64,
+    open_secs: f64,
+) -> TrialReport {
     let mut invalid_reasons = Vec::new();
     if let Some(e) = &run.writer_error {
         invalid_reasons.push(format!("the writer failed: {e}"));
@@ -408,7 +487,7 @@ fn trial(
     {
         invalid_reasons.push(format!("machine suspended for {s:.1} s"));
     }
-    Ok(TrialReport {
+    TrialReport {
         engine: spec.engine.to_string(),
         repetition: 0,
         commit_threads: threads,
@@ -421,7 +500,7 @@ fn trial(
         run,
         valid: invalid_reasons.is_empty(),
         invalid_reasons,
-    })
+    }
 }
 
 /// Where a writes run keeps its copies when `--scratch` is not given.

@@ -191,6 +191,12 @@ pub struct ReadClass {
     pub latency_us: LatencySummary,
     /// Start of execution → completion.
     pub service_us: LatencySummary,
+    /// Over HTTP, where the server reports it: its own time per read, and the latency
+    /// beyond it, read by read (as the ladder's `server_us` and `added_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_us: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_us: Option<LatencySummary>,
     pub latency_histogram: HistogramDump,
 }
 
@@ -232,4 +238,20 @@ pub struct ClassSummary {
     pub p90_us: Option<Spread<u64>>,
     pub p99_us: Option<Spread<u64>>,
     pub max_us: Option<Spread<u64>>,
+}
+
+/// How a trial's commit threads read in tables and plots: over HTTP (0) the server's own.
+pub fn commit_threads_label(threads: usize) -> String {
+    match threads {
+        0 => "the server's commit threads".to_string(),
+        n => crate::progress::plural(n as u64, "commit thread"),
+    }
+}
+
+/// A trial's commit threads in a table cell: `server` over HTTP (0), else the count.
+pub fn threads_cell(threads: usize) -> String {
+    match threads {
+        0 => "server".to_string(),
+        n => n.to_string(),
+    }
 }

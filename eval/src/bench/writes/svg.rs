@@ -162,10 +162,9 @@ fn panel(report: &WritesReport, t: &TrialReport, names: &[String], out: &mut Str
     let run = &t.run;
     let _ = writeln!(
         out,
-        r##"<text x="{LEFT}" y="22" font-size="14" font-weight="bold" fill="#222">{}, {} commit thread{}, repetition {} of {}{}</text>"##,
+        r##"<text x="{LEFT}" y="22" font-size="14" font-weight="bold" fill="#222">{}, {}, repetition {} of {}{}</text>"##,
         esc(&t.engine),
-        t.commit_threads,
-        if t.commit_threads == 1 { "" } else { "s" },
+        esc(&super::model::commit_threads_label(t.commit_threads)),
         t.repetition + 1,
         report.settings.repeat,
         if t.valid { "" } else { " — INVALID" }

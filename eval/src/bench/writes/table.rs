@@ -104,7 +104,14 @@ fn header(r: &WritesReport, out: &mut String) {
         ),
         None => "one commit".to_string(),
     };
-    let threads: Vec<String> = w.commit_threads.iter().map(|t| t.to_string()).collect();
+    let threads: Vec<String> = w
+        .commit_threads
+        .iter()
+        .map(|&t| match t {
+            0 => "the server's".to_string(),
+            t => t.to_string(),
+        })
+        .collect();
     let _ = writeln!(
         out,
         "  writes: {} documents a commit from {}; first at {:.1} s (a third of the way), {cadence}; commit threads {}",
@@ -113,7 +120,18 @@ fn header(r: &WritesReport, out: &mut String) {
         w.first_write_secs,
         threads.join(", ")
     );
-    let _ = writeln!(out, "  each trial on a fresh copy made in {}", w.scratch);
+    match &r.settings.target {
+        Some(url) => {
+            let _ = writeln!(
+                out,
+                "  each trial writes into the target {url} (ids {}…) and deletes what it wrote",
+                super::TARGET_ID_PREFIX
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  each trial on a fresh copy made in {}", w.scratch);
+        }
+    }
     if let Some(env) = &r.environment {
         for line in crate::env::render::header(env) {
             let _ = writeln!(out, "{line}");
@@ -158,7 +176,17 @@ fn class_line(name: &str, c: &ReadClass) -> String {
         micros_or_dash(c.latency_us.p90),
         micros_or_dash(c.latency_us.p99),
         micros_or_dash(c.latency_us.max)
-    )
+    ) + &match (&c.server_us, &c.added_us) {
+        // Over HTTP: how much of it the server's own time was, and what the rest added.
+        (Some(s), Some(a)) => format!(
+            "; server p50 {}, p99 {}; added p50 {}, p99 {}",
+            micros_or_dash(s.p50),
+            micros_or_dash(s.p99),
+            micros_or_dash(a.p50),
+            micros_or_dash(a.p99)
+        ),
+        _ => String::new(),
+    }
 }
 
 fn trial(t: &TrialReport, out: &mut String) {
@@ -167,7 +195,7 @@ fn trial(t: &TrialReport, out: &mut String) {
         "trial {}: {}, {}, repetition {}: copy {} in {}, open {}, warm-up {} queries (mean {}); {} reads in {:.1} s; {}",
         t.sequence + 1,
         t.engine,
-        plural(t.commit_threads as u64, "commit thread"),
+        super::model::commit_threads_label(t.commit_threads),
         t.repetition + 1,
         kib(t.copy_bytes / 1024),
         secs(t.copy_secs),
@@ -275,7 +303,7 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
             out,
             "  {}, {}: {} a commit ({} a run): {}; exclusive {}{}",
             s.engine,
-            plural(s.commit_threads as u64, "commit thread"),
+            super::model::commit_threads_label(s.commit_threads),
             fig_or_dash(&s.commit_wall_secs, width, secs),
             fig_or_dash(&Some(s.commits), width, |n| n.to_string()),
             phases.join(", "),
@@ -326,7 +354,7 @@ fn summary(r: &WritesReport, width: Width, out: &mut String) {
     for s in &r.summary {
         trade.push(vec![
             s.engine.clone(),
-            s.commit_threads.to_string(),
+            crate::bench::writes::threads_cell(s.commit_threads),
             fig_or_dash(&s.commit_wall_secs, width, secs),
             us(&s.in_commit.p50_us),
             us(&s.in_commit.p90_us),
@@ -351,7 +379,7 @@ fn class_row(s: &TrialSummary, name: &str, c: &ClassSummary, width: Width) -> Ve
     let us = |s: &Option<Spread<u64>>| fig_or_dash(s, width, micros);
     vec![
         s.engine.clone(),
-        s.commit_threads.to_string(),
+        crate::bench::writes::threads_cell(s.commit_threads),
         name.to_string(),
         fig_or_dash(&Some(c.due), width, |n| n.to_string()),
         fig_or_dash(&Some(c.shed), width, |n| n.to_string()),

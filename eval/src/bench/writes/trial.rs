@@ -303,6 +303,11 @@ pub fn split(schedule: &Schedule, outcome: &Outcome, windows: &[(u64, u64)]) -> 
         if r.ok {
             t.latency.record_nanos(r.done_ns.saturating_sub(r.due_ns));
             t.service.record_nanos(r.done_ns.saturating_sub(r.start_ns));
+            if let Some(server) = r.server_us {
+                t.server.record_micros(server);
+                let latency_us = r.done_ns.saturating_sub(r.due_ns).div_ceil(1_000);
+                t.added.record_micros(latency_us.saturating_sub(server));
+            }
         } else {
             t.errors += 1;
         }
@@ -329,6 +334,8 @@ struct ClassTally {
     errors: u64,
     latency: LatencyHistogram,
     service: LatencyHistogram,
+    server: LatencyHistogram,
+    added: LatencyHistogram,
 }
 
 impl ClassTally {
@@ -338,6 +345,8 @@ impl ClassTally {
         self.errors += other.errors;
         self.latency.add(&other.latency);
         self.service.add(&other.service);
+        self.server.add(&other.server);
+        self.added.add(&other.added);
     }
 
     fn into_class(self) -> ReadClass {
@@ -348,6 +357,8 @@ impl ClassTally {
             errors: self.errors,
             latency_us: LatencySummary::of(&self.latency),
             service_us: LatencySummary::of(&self.service),
+            server_us: (!self.server.is_empty()).then(|| LatencySummary::of(&self.server)),
+            added_us: (!self.added.is_empty()).then(|| LatencySummary::of(&self.added)),
             latency_histogram: self.latency.dump(),
         }
     }
@@ -392,6 +403,7 @@ mod tests {
                 start_ns: due,
                 done_ns: done,
                 ok,
+                server_us: None,
             });
         }
         let outcome = Outcome::new(10, c, DispatchTally::default());
