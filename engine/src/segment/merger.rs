@@ -79,6 +79,8 @@ pub(crate) fn merge_segments(
     }
     files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
     files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
+    let (vector_dim, vectors) = crate::vectors::merge_vectors(sources, &doc_maps)?;
+    files.extend(vectors);
     // A merge holds its whole output in memory before writing it (not budgeted).
     let heap_bytes = files.iter().map(|(_, b)| b.capacity()).sum();
     Ok(Merged {
@@ -91,6 +93,7 @@ pub(crate) fn merge_segments(
                 tokens,
                 terms,
                 deletes: None,
+                vector_dim,
             },
             files,
             analysis: Default::default(),
