@@ -5,8 +5,8 @@
 //! the map is needed. Sixteen independent accumulators let the compiler keep four SSE
 //! (or two AVX) registers of partial sums, with no dependency between consecutive
 //! additions: f32 addition is not associative, so it would not split one sum itself.
-//! The lanes are then added pairwise, in a fixed order: a row's score is the same on
-//! every call, whatever the row's position.
+//! The lanes are then added in a fixed order: a row's score is the same on every call,
+//! whatever the row's position.
 
 /// Lanes of partial sums.
 const LANES: usize = 16;
@@ -28,14 +28,10 @@ pub(crate) fn dot(query: &[f32], row: &[u8]) -> f32 {
     for (&x, b) in q_tail.iter().zip(r_tail.as_chunks::<4>().0) {
         tail += x * f32::from_le_bytes(*b);
     }
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        for l in 0..width {
-            acc[l] += acc[l + width];
-        }
-    }
-    acc[0] + tail
+    // Summed in lane order. A pairwise tree looks faster but made LLVM keep the lanes
+    // in 2-wide halves of the registers for the whole loop (half the throughput), as
+    // `rustc -O --emit asm` shows; in order, the loop is four 4-wide mulps/addps.
+    acc.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
