@@ -445,3 +445,19 @@ fn buffered_vectors_count_in_the_memory_budget_and_flushed_segments_keep_them() 
         assert_exact_top_k(&hits, &docs, &q, 5);
     }
 }
+
+/// A vectors file no manifest names (a crashed commit's) is heddle's: the next writer
+/// removes it, as it removes the segment's other files.
+#[test]
+fn a_leftover_vectors_file_is_removed_by_the_next_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, docs) = build(dir.path(), 10, 1);
+    let stray = dir.path().join("seg-000099.vec");
+    std::fs::write(&stray, b"left by a crash").unwrap();
+    let notes = dir.path().join("seg-notes.vec");
+    std::fs::write(&notes, b"a user's").unwrap();
+    drop(index.writer().unwrap());
+    assert!(!stray.exists());
+    assert!(notes.exists(), "not a name heddle writes: left alone");
+    assert_all_exact(&index, &docs);
+}
