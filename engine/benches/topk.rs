@@ -62,6 +62,7 @@ fn topk(c: &mut Criterion) {
         IndexSettings {
             analyzer: AnalyzerConfig::plain(),
             per_field: false,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -105,6 +105,21 @@ pub enum Error {
         limit: usize,
     },
 
+    /// A document's vector does not fit the index: in an index created with a vector
+    /// dimension every document needs a vector of exactly that many finite values; in
+    /// any other, none.
+    #[error("document {id:?}: {problem}")]
+    DocumentVector {
+        id: String,
+        problem: crate::vectors::VectorProblem,
+    },
+
+    /// A query vector does not fit the index (see [`Error::DocumentVector`]).
+    #[error("query vector: {problem}")]
+    QueryVector {
+        problem: crate::vectors::VectorProblem,
+    },
+
     /// A document has an empty external id.
     #[error("document has an empty id")]
     EmptyId,

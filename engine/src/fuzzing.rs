@@ -98,6 +98,35 @@ pub fn lengths(bytes: &[u8]) {
     }
 }
 
+/// A vectors body, for the document count and dimension its own header names (at most
+/// [`crate::MAX_VECTOR_DIM`], as a manifest would allow): open it, scan it as an exact
+/// search does, look for non-finite values.
+pub fn vectors(bytes: &[u8]) {
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (docs, dim) = (word(0), word(4));
+    if dim == 0 || dim as usize > crate::MAX_VECTOR_DIM {
+        return;
+    }
+    let path = Path::new(PATH);
+    let Ok(table) = crate::vectors::VectorTable::open(path, bytes, docs, dim) else {
+        return;
+    };
+    let rows = table.rows(bytes);
+    let _ = rows.first_non_finite();
+    let _ = rows.row(docs as usize / 2);
+    // The query is as long as one row, which the body holds (when there are rows).
+    if docs > 0 {
+        let query: Vec<f32> = (0..dim).map(|i| 1.0 / (1 + i) as f32).collect();
+        let mut top = crate::search::topk::TopK::new(10);
+        let _ = crate::vectors::exact::scan(rows, &query, 0, |d| d % 3 == 0, &mut top, path);
+        let _ = top.into_sorted();
+    }
+}
+
 /// A delete bitmap body (roaring serialization) with its footer.
 pub fn deletes(bytes: &[u8]) {
     let _ = crate::segment::deletes::decode(Path::new(PATH), bytes, u32::MAX);
@@ -111,5 +140,6 @@ pub fn all(bytes: &[u8]) {
     postings(bytes);
     store(bytes);
     lengths(bytes);
+    vectors(bytes);
     deletes(bytes);
 }

@@ -37,6 +37,7 @@ pub mod segment;
 mod store;
 mod termdict;
 mod varint;
+pub mod vectors;
 
 pub use analysis::{Analyzer, AnalyzerConfig};
 pub use document::Document;
@@ -48,3 +49,4 @@ pub use index::{
 };
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
 pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};
+pub use vectors::{MAX_VECTOR_DIM, VectorProblem};

@@ -66,6 +66,7 @@ fn check(config: AnalyzerConfig, segments: usize, per_field: bool) {
         IndexSettings {
             analyzer: config.clone(),
             per_field,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -64,6 +64,7 @@ fn the_accounting_tracks_the_heap_a_budgeted_build_really_holds() {
         IndexSettings {
             analyzer: AnalyzerConfig::english(),
             per_field: true,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -25,6 +25,7 @@ fn docs(n: usize) -> Vec<Document> {
             id: format!("d{i}"),
             title: format!("title word{} topic{}", i % 97, i % 7),
             text: format!("text about unique{i} and shared{} words", i % 13),
+            vector: None,
         })
         .collect()
 }

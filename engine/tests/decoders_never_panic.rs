@@ -30,9 +30,27 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
     w.commit().unwrap();
     w.delete("d1");
     w.commit().unwrap();
+    // And an index with vectors, for its vectors files.
+    let vec_dir = dir.path().join("vectors");
+    let index = common::vectors::vector_index(&vec_dir, common::vectors::DIM);
+    let mut w = index.writer().unwrap();
+    for i in 0..12 {
+        w.add(common::vectors::vector_doc(i)).unwrap();
+    }
+    w.commit().unwrap();
     let mut bodies = Vec::new();
+    for entry in std::fs::read_dir(&vec_dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "vec") {
+            let bytes = std::fs::read(&path).unwrap();
+            bodies.push(("vectors", common::body_of(&bytes).to_vec()));
+        }
+    }
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            continue;
+        }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&path).unwrap();
         let kind = kind_of(&name);
@@ -66,6 +84,7 @@ fn kind_of(name: &str) -> &'static str {
         Some("post") => "postings",
         Some("lens") => "lengths",
         Some("store") => "store",
+        Some("vec") => "vectors",
         _ => "footer",
     }
 }
@@ -77,6 +96,7 @@ fn decode(kind: &str, bytes: &[u8]) {
         "postings" => fuzzing::postings(bytes),
         "lengths" => fuzzing::lengths(bytes),
         "store" => fuzzing::store(bytes),
+        "vectors" => fuzzing::vectors(bytes),
         "deletes" => fuzzing::deletes(bytes),
         _ => fuzzing::all(bytes),
     }

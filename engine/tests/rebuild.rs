@@ -19,6 +19,7 @@ fn plain_per_field() -> IndexSettings {
     IndexSettings {
         analyzer: AnalyzerConfig::plain(),
         per_field: true,
+        ..Default::default()
     }
 }
 

@@ -71,6 +71,7 @@ fn build(dir: &Path, docs: &[Document], segments: usize, reorder: Reorder) -> In
         IndexSettings {
             analyzer: AnalyzerConfig::english(),
             per_field: true,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -240,6 +241,7 @@ fn reordering_is_deterministic_whatever_the_thread_count() {
             IndexSettings {
                 analyzer: AnalyzerConfig::english(),
                 per_field: true,
+                ..Default::default()
             },
         )
         .unwrap();

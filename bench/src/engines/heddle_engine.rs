@@ -24,6 +24,7 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
         IndexSettings {
             analyzer: opts.analysis.heddle_analyzer(),
             per_field: false,
+            ..Default::default()
         },
     )?;
     let mut writer = index.writer()?;

@@ -71,7 +71,7 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
             let id = f.take_id()?;
             let title = f.take_title()?.unwrap_or_default();
             let text = f.take_text()?.unwrap_or_default();
-            Ok(Document { id, title, text })
+            Ok(Document::new(id, title, text))
         });
         Some(parsed.map_err(|p| self.lines.malformed(line_no, p)))
     }

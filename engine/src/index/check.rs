@@ -1,7 +1,7 @@
 //! A full consistency check of an index directory: every file's footer and checksum,
 //! then every structure inside (term dictionaries, every postings list, lengths, stored
-//! records, delete sets), and every count the manifest records against the files it
-//! describes. Reports every problem found, not just the first.
+//! records, delete sets, vectors), and every count the manifest records against the
+//! files it describes. Reports every problem found, not just the first.
 
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use super::Manifest;
 use crate::directory::MappedFile;
 use crate::error::Error;
 use crate::segment::deletes::DeleteSet;
-use crate::segment::{SegmentComponent, SegmentReader, footer};
+use crate::segment::{SegmentReader, footer};
 
 /// What [`check_index`] found.
 #[derive(Debug, Default)]
@@ -46,7 +46,7 @@ pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
     for meta in &manifest.segments {
         report.documents += meta.live_docs() as u64;
         let mut files_ok = true;
-        for component in SegmentComponent::all(&meta.fields) {
+        for component in meta.components() {
             let path = dir.join(component.file_name(&meta.name));
             report.files_checked += 1;
             let verified =
@@ -115,6 +115,20 @@ fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
     }
     if let Err(e) = reader.scan_stored(|_, _, _| Ok(())) {
         report.problems.push(e);
+    }
+    // Opening checked the header against the manifest and the length (docs × dim × 4
+    // after it), and the footer check above every chunk; left: every value finite.
+    if let Some(vectors) = reader.vectors() {
+        let non_finite = vectors.rows().map(|rows| rows.first_non_finite());
+        match non_finite {
+            Ok(None) => {}
+            Ok(Some((doc, at, value))) => report.problems.push(Error::Corrupt {
+                path: vectors.path().to_path_buf(),
+                what: "vectors",
+                detail: format!("document {doc}: component {at} is {value}, not a finite number"),
+            }),
+            Err(e) => report.problems.push(e),
+        }
     }
 }
 

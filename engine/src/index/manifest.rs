@@ -26,6 +26,11 @@ pub(crate) struct Manifest {
     /// Fields every new segment indexes: `flat`, plus `title` and `text` when the index
     /// was created with per-field postings.
     pub fields: Vec<Field>,
+    /// The dimension of every document's vector, fixed when the index is created;
+    /// `None` (and absent from the JSON, as in manifests written before vectors
+    /// existed) for an index without vectors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_dim: Option<u32>,
     /// The next segment gets this number; numbers are never reused.
     pub next_segment_id: u64,
     /// Oldest first: internal doc ids are assigned in this order.
@@ -44,9 +49,17 @@ impl Manifest {
             generation: 0,
             analyzer,
             fields,
+            vector_dim: None,
             next_segment_id: 1,
             segments: Vec::new(),
         }
+    }
+
+    /// The empty manifest of a new index with `settings` (its vector dimension checked).
+    pub(crate) fn for_settings(settings: &super::IndexSettings) -> Result<Self> {
+        let mut manifest = Self::new(settings.analyzer.clone(), settings.per_field);
+        manifest.vector_dim = crate::vectors::checked_dim(settings.vector_dim)?;
+        Ok(manifest)
     }
 
     pub(crate) fn load(dir: &Path) -> Result<Manifest> {
@@ -102,6 +115,14 @@ impl Manifest {
         {
             return Err(format!("fields {:?} name {} twice", self.fields, f.name()));
         }
+        if let Some(dim) = self.vector_dim
+            && !(1..=crate::vectors::MAX_VECTOR_DIM).contains(&(dim as usize))
+        {
+            return Err(format!(
+                "vector_dim {dim}: not 1 to {}",
+                crate::vectors::MAX_VECTOR_DIM
+            ));
+        }
         let mut seen = HashSet::with_capacity(self.segments.len());
         for (i, s) in self.segments.iter().enumerate() {
             let at = format!("segments[{i}]");
@@ -124,6 +145,13 @@ impl Manifest {
                 return Err(format!(
                     "{at} {} indexes {:?}, the index {:?}",
                     s.name, s.fields, self.fields
+                ));
+            }
+            // Every segment has a vectors file of the index's dimension, or none has one.
+            if s.vector_dim != self.vector_dim {
+                return Err(format!(
+                    "{at} {} has vectors of dimension {:?}, the index {:?}",
+                    s.name, s.vector_dim, self.vector_dim
                 ));
             }
             // Snapshot totals sum every field over every segment.
@@ -194,6 +222,7 @@ mod tests {
                 tokens: FieldCounts::default(),
                 terms: FieldCounts::default(),
                 deletes: None,
+                vector_dim: None,
             });
         }
         m.next_segment_id = 3;
@@ -272,6 +301,51 @@ mod tests {
             s.fields = twice.fields.clone();
         }
         assert!(refusal(&twice).contains("name flat twice"));
+    }
+
+    #[test]
+    fn vector_dimensions_must_be_the_index_one_and_possible() {
+        let path = Path::new("MANIFEST");
+        let mut m = two_segments();
+        m.vector_dim = Some(384);
+        for s in &mut m.segments {
+            s.vector_dim = Some(384);
+        }
+        let body = body_of(&m);
+        assert_eq!(Manifest::parse(path, &body).unwrap(), m);
+        assert!(String::from_utf8_lossy(&body).contains("\"vector_dim\":384"));
+
+        let mut one_without = m.clone();
+        one_without.segments[1].vector_dim = None;
+        assert!(
+            refusal(&one_without).contains("segments[1] seg-000002 has vectors of dimension None")
+        );
+        let mut other_dim = m.clone();
+        other_dim.segments[0].vector_dim = Some(3);
+        assert!(refusal(&other_dim).contains("segments[0]"));
+        let mut index_without = m.clone();
+        index_without.vector_dim = None;
+        assert!(refusal(&index_without).contains("the index None"));
+        for dim in [0, crate::vectors::MAX_VECTOR_DIM as u32 + 1] {
+            let mut absurd = m.clone();
+            absurd.vector_dim = Some(dim);
+            for s in &mut absurd.segments {
+                s.vector_dim = Some(dim);
+            }
+            assert!(refusal(&absurd).contains(&format!("vector_dim {dim}")));
+        }
+    }
+
+    /// Manifests written before vectors existed have no `vector_dim` anywhere; one
+    /// without vectors is still written without it, byte for byte as before.
+    #[test]
+    fn manifests_without_vectors_are_read_and_written_as_before() {
+        let m = two_segments();
+        let body = body_of(&m);
+        assert!(!String::from_utf8_lossy(&body).contains("vector"));
+        let parsed = Manifest::parse(Path::new("MANIFEST"), &body).unwrap();
+        assert_eq!(parsed.vector_dim, None);
+        assert!(parsed.segments.iter().all(|s| s.vector_dim.is_none()));
     }
 
     #[test]

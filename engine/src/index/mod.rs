@@ -43,6 +43,10 @@ pub struct IndexSettings {
     /// Also index title and text as fields of their own (for per-field scoring and
     /// fusion). The flat field is always indexed.
     pub per_field: bool,
+    /// Store a dense vector of this many dimensions (1 to [`crate::MAX_VECTOR_DIM`]) with
+    /// every document, for [`Searcher::search_vector_exact`]: each added document must
+    /// then have one. `None` (the default): no vectors, and documents must have none.
+    pub vector_dim: Option<usize>,
 }
 
 /// State shared by an index handle, its searchers and its writer.
@@ -69,6 +73,7 @@ impl Index {
     /// Files a crashed creation can leave (`LOCK`, `MANIFEST.tmp`) do not count.
     pub fn create(dir: impl AsRef<Path>, settings: IndexSettings) -> Result<Index> {
         let dir = dir.as_ref();
+        let manifest = Manifest::for_settings(&settings)?;
         create_dir_durably(dir)?;
         // Look before locking, so that a directory of someone else's files is refused
         // without a LOCK file being left in it; then look again under the lock.
@@ -76,7 +81,6 @@ impl Index {
         {
             let _lock = DirLock::acquire(dir)?;
             refuse_unless_empty(dir)?;
-            let manifest = Manifest::new(settings.analyzer, settings.per_field);
             manifest.store(dir, |_| Ok(()))?;
         }
         Index::open(dir)
@@ -111,7 +115,7 @@ impl Index {
                 path: path.clone(),
                 detail: e.to_string(),
             })?;
-            let mut manifest = Manifest::new(settings.analyzer, settings.per_field);
+            let mut manifest = Manifest::for_settings(&settings)?;
             manifest.generation = old.generation.saturating_add(1);
             manifest.next_segment_id = old.next_segment_id.max(1);
             manifest.store(dir, |_| Ok(()))?;
@@ -196,6 +200,11 @@ impl Index {
             .iter()
             .map(|s| s.terms.flat)
             .sum()
+    }
+
+    /// The dimension of the index's vectors; `None` if it stores none.
+    pub fn vector_dim(&self) -> Option<usize> {
+        self.shared.current.read().vector_dim()
     }
 
     /// Fields new segments index (`flat`, and `title`/`text` with per-field postings).

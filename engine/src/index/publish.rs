@@ -133,7 +133,8 @@ pub(crate) fn publish(
 /// or dropped by a reset) for removal once no snapshot holds it.
 pub(crate) fn retire(dir: &Path, state: &mut WriterState, old: &LiveSegment) {
     let meta = old.reader.meta();
-    let files = SegmentComponent::all(&meta.fields)
+    let files = meta
+        .components()
         .into_iter()
         .map(|c| dir.join(c.file_name(&meta.name)))
         .collect();

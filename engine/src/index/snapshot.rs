@@ -145,6 +145,11 @@ impl Snapshot {
         self.tokens.get(field)
     }
 
+    /// The dimension of every document's vector; `None` in an index without vectors.
+    pub(crate) fn vector_dim(&self) -> Option<usize> {
+        self.manifest.vector_dim.map(|d| d as usize)
+    }
+
     /// Whether every segment indexes `field`.
     pub(crate) fn has_field(&self, field: Field) -> bool {
         self.manifest.fields.contains(&field)

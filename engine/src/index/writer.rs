@@ -87,7 +87,8 @@ pub struct IndexWriter {
     _lock: DirLock,
     pool: rayon::ThreadPool,
     buffer: Vec<Document>,
-    /// Heap bytes of the buffered documents' strings.
+    /// Heap bytes of the buffered documents' strings and vectors
+    /// ([`Document::heap_bytes`]).
     buffer_text_bytes: usize,
     /// Fingerprint → how many buffered documents have it.
     buffer_ids: HashMap<u64, u32>,
@@ -248,8 +249,8 @@ impl IndexWriter {
     /// fsyncs it, and frees them; no reader sees that segment until
     /// [`IndexWriter::commit`] publishes it with the others, in one manifest replace.
     ///
-    /// Accounted: the buffered documents' strings and slots and their id fingerprints,
-    /// the fingerprints of every committed and flushed id (8 bytes a document, which
+    /// Accounted: the buffered documents' strings, vectors and slots and their id
+    /// fingerprints, the fingerprints of every committed and flushed id (8 bytes a document, which
     /// grow with the index: counting them keeps the writer's memory flat as the corpus
     /// grows, at the cost of smaller segments) ([`IndexWriter::memory_used`]), and the
     /// heap the build holds at most, which each build measures from its structures (term
@@ -294,9 +295,10 @@ impl IndexWriter {
             + self.flushed_ids.heap_bytes()
     }
 
-    /// Buffers a document for the next commit. Rejects an empty id and an id already
-    /// committed (and not deleted), flushed or buffered; a rejected document changes
-    /// nothing. May first write the buffered documents as a segment (see
+    /// Buffers a document for the next commit. Rejects an empty id, an id already
+    /// committed (and not deleted), flushed or buffered, and a vector that does not fit
+    /// the index ([`Error::DocumentVector`]); a rejected document changes nothing. May
+    /// first write the buffered documents as a segment (see
     /// [`IndexWriter::set_memory_budget`]); an error doing so leaves them buffered.
     pub fn add(&mut self, doc: Document) -> Result<()> {
         if doc.id.is_empty() {
@@ -310,11 +312,12 @@ impl IndexWriter {
                 limit: self.max_document_bytes,
             });
         }
+        crate::vectors::check_document(&doc, self.vector_dim())?;
         let fp = self.hasher.fingerprint(&doc.id);
         if self.holds(&doc.id, fp)? {
             return Err(Error::DuplicateId { id: doc.id });
         }
-        let doc_bytes = doc.id.capacity() + doc.title.capacity() + doc.text.capacity();
+        let doc_bytes = doc.heap_bytes();
         if !self.buffer.is_empty() && self.over_budget_with(doc_bytes) {
             self.flush()?;
         }
@@ -399,8 +402,7 @@ impl IndexWriter {
             && let Some(pos) = self.buffer.iter().position(|d| d.id == id)
         {
             let doc = self.buffer.remove(pos);
-            self.buffer_text_bytes -=
-                doc.id.capacity() + doc.title.capacity() + doc.text.capacity();
+            self.buffer_text_bytes -= doc.heap_bytes();
             if let Some(n) = self.buffer_ids.get_mut(&fp) {
                 *n -= 1;
                 if *n == 0 {
@@ -430,8 +432,10 @@ impl IndexWriter {
         false
     }
 
-    /// Replaces the document with the same id, if any, in the same commit.
+    /// Replaces the document with the same id, if any, in the same commit. A document
+    /// whose vector does not fit the index is refused before anything is deleted.
     pub fn upsert(&mut self, doc: Document) -> Result<()> {
+        crate::vectors::check_document(&doc, self.vector_dim())?;
         self.delete(&doc.id);
         self.add(doc)
     }
@@ -454,15 +458,16 @@ impl IndexWriter {
     }
 
     /// Starts the index over at the next commit: that commit drops every committed
-    /// document and segment, takes `settings` (analyzer, fields) for the index, and
-    /// publishes the documents added after this call, all in one manifest replace. Until
+    /// document and segment, takes `settings` (analyzer, fields, vector dimension) for
+    /// the index, and publishes the documents added after this call, all in one manifest
+    /// replace. Until
     /// then readers see the old index whole, and a failed or abandoned commit leaves it
     /// as it was: rebuilding an index is a commit like any other, under the writer's
     /// lock. Buffered additions and deletions are dropped; waits for a running merge.
     pub fn reset(&mut self, settings: IndexSettings) -> Result<()> {
+        let mut manifest = Manifest::for_settings(&settings)?; // bad settings change nothing
         self.wait_for_merges()?;
         self.rollback();
-        let mut manifest = Manifest::new(settings.analyzer, settings.per_field);
         manifest.next_segment_id = 0; // taken from the writer's state at commit
         self.reset = Some(Reset {
             analyzer: Arc::new(Analyzer::new(manifest.analyzer.clone())),
@@ -543,6 +548,15 @@ impl IndexWriter {
         self.state.lock().failpoint = step;
     }
 
+    /// The vector dimension new documents must have: a reset's, else the index's (only
+    /// a reset by this writer changes it).
+    fn vector_dim(&self) -> Option<u32> {
+        match &self.reset {
+            Some(r) => r.manifest.vector_dim,
+            None => self.shared.current.read().manifest().vector_dim,
+        }
+    }
+
     /// The analyzer new segments are built with: a reset's, else the index's (only a
     /// reset by this writer changes it).
     fn build_analyzer(&self) -> Arc<Analyzer> {
@@ -594,18 +608,20 @@ impl IndexWriter {
             return None;
         }
         let analyzer = self.build_analyzer();
-        let (name, fields) = {
+        let (name, fields, vector_dim) = {
             let mut st = self.state.lock();
-            let fields = match &self.reset {
-                Some(r) => r.manifest.fields.clone(),
-                None => st.manifest.fields.clone(),
+            let manifest = match &self.reset {
+                Some(r) => &r.manifest,
+                None => &st.manifest,
             };
-            (segment_name(st.allocate_segment_id()), fields)
+            let (fields, vector_dim) = (manifest.fields.clone(), manifest.vector_dim);
+            (segment_name(st.allocate_segment_id()), fields, vector_dim)
         };
         let built = build_segment(
             &name,
             &self.buffer,
             &fields,
+            vector_dim,
             &analyzer,
             &self.pool,
             &self.reorder,

@@ -2,6 +2,7 @@
 //!
 //! `exhaustive` scores every posting of every query term. It is the oracle: faster
 //! paths (dynamic pruning) must return exactly its results, ids, scores and tie order.
+//! Vector queries are scored by [`crate::vectors`] into the same top-k collector.
 
 mod bm25;
 mod exhaustive;
@@ -9,7 +10,7 @@ mod maxscore;
 mod query;
 mod searcher;
 mod threshold;
-mod topk;
+pub(crate) mod topk;
 
 pub use bm25::Bm25Params;
 pub use searcher::{Hit, SearchOptions, Searcher};

@@ -88,7 +88,7 @@ impl Searcher {
             opts.field,
             opts.bm25,
         )?;
-        let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
+        let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))?;
         self.hits(top)
     }
 
@@ -102,7 +102,24 @@ impl Searcher {
             opts.field,
             opts.bm25,
         )?;
-        let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, self.k(opts))?;
+        let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))?;
+        self.hits(top)
+    }
+
+    /// The dimension of the index's vectors; `None` if it stores none.
+    pub fn vector_dim(&self) -> Option<usize> {
+        self.snapshot.vector_dim()
+    }
+
+    /// The top `k` live documents by the inner product of their vector with `query`,
+    /// ties by ascending internal doc id (as [`Searcher::search`]); the score is the
+    /// inner product, computed in f32. Exact: every live vector is scored, so this is
+    /// the oracle an approximate search is measured against. `query` must have the
+    /// index's dimension and finite values ([`Error::QueryVector`]); for cosine
+    /// similarity, give unit vectors (MiniLM's are).
+    pub fn search_vector_exact(&self, query: &[f32], k: usize) -> Result<Vec<Hit>> {
+        crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
+        let top = crate::vectors::exact::top_k(&self.snapshot, query, self.clamp(k))?;
         self.hits(top)
     }
 
@@ -119,9 +136,9 @@ impl Searcher {
         Ok(())
     }
 
-    /// `opts.k` clamped to the live documents: no more can match.
-    fn k(&self, opts: &SearchOptions) -> usize {
-        usize::try_from(self.snapshot.live_docs()).map_or(opts.k, |live| opts.k.min(live))
+    /// `k` clamped to the live documents: no more can match.
+    fn clamp(&self, k: usize) -> usize {
+        usize::try_from(self.snapshot.live_docs()).map_or(k, |live| k.min(live))
     }
 
     fn hits(&self, top: super::topk::TopK) -> Result<Vec<Hit>> {

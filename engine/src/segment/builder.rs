@@ -289,14 +289,16 @@ fn renumber(docs: &mut [u32], tfs: &mut [u32], new_id: &[u32], pairs: &mut Vec<u
     }
 }
 
-/// Builds segment `name` from `docs`, indexing `fields` (which must start with `Flat`),
-/// using the threads of `pool`, its documents in the order `reorder` chooses, telling
+/// Builds segment `name` from `docs`, indexing `fields` (which must start with `Flat`)
+/// and, with a `vector_dim`, each document's vector (which the writer checked), using
+/// the threads of `pool`, its documents in the order `reorder` chooses, telling
 /// `observer` each phase's progress.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build_segment(
     name: &str,
     docs: &[Document],
     fields: &[Field],
+    vector_dim: Option<u32>,
     analyzer: &Analyzer,
     pool: &rayon::ThreadPool,
     reorder: &Reorder,
@@ -410,6 +412,14 @@ pub(crate) fn build_segment(
     }
     files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
     files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
+    if let Some(dim) = vector_dim {
+        let rows = (0..docs.len()).map(|i| {
+            let doc = &docs[order.as_ref().map_or(i, |o| o[i] as usize)];
+            doc.vector.as_deref().unwrap_or_default() // checked: never empty
+        });
+        let body = crate::vectors::encode_rows(dim, docs.len(), rows);
+        files.push((SegmentComponent::Vectors, footer::sealed(body)));
+    }
     report.finish();
     // The term lists are consumed as the files are encoded, so inversion and output
     // never both peak; summing them overstates a little, never understates.
@@ -426,6 +436,7 @@ pub(crate) fn build_segment(
             tokens,
             terms,
             deletes: None,
+            vector_dim,
         },
         files,
         analysis,

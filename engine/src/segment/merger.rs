@@ -62,6 +62,8 @@ pub(crate) fn merge_segments(
     fields: &[Field],
 ) -> Result<Merged> {
     let started = Instant::now();
+    // Sources of different vector dimensions are refused before any file is written.
+    let vector_dim = crate::vectors::merged_dim(sources)?;
     let mut created = Created(Vec::new());
     let path_of = |component: SegmentComponent| dir.join(component.file_name(name));
 
@@ -150,6 +152,14 @@ pub(crate) fn merge_segments(
     created.0.push(lengths_path.clone());
     write_sealed(&lengths_path, &lengths.body())?;
 
+    if let Some(dim) = vector_dim {
+        let vectors_path = path_of(SegmentComponent::Vectors);
+        created.0.push(vectors_path.clone());
+        let mut vectors = SealedFileWriter::create(&vectors_path)?;
+        crate::vectors::write_merged_vectors(sources, &doc_maps, dim, &mut vectors)?;
+        vectors.finish()?;
+    }
+
     let files = std::mem::take(&mut created.0); // kept: the merge succeeded
     Ok(Merged {
         meta: SegmentMeta {
@@ -159,6 +169,7 @@ pub(crate) fn merge_segments(
             tokens,
             terms,
             deletes: None,
+            vector_dim,
         },
         files,
         doc_maps,

@@ -41,6 +41,8 @@ pub enum SegmentComponent {
     Lengths,
     /// Stored fields (external id, title).
     Store,
+    /// One dense vector per document (indexes created with a vector dimension).
+    Vectors,
 }
 
 impl SegmentComponent {
@@ -52,6 +54,7 @@ impl SegmentComponent {
             SegmentComponent::Postings(field) => format!("{}.post", field.name()),
             SegmentComponent::Lengths => "lens".to_string(),
             SegmentComponent::Store => "store".to_string(),
+            SegmentComponent::Vectors => "vec".to_string(),
         }
     }
 
@@ -59,15 +62,18 @@ impl SegmentComponent {
         format!("{segment}.{}", self.extension())
     }
 
-    /// Every file of a segment with these indexed fields.
-    pub fn all(fields: &[Field]) -> Vec<SegmentComponent> {
-        let mut all = Vec::with_capacity(2 * fields.len() + 2);
+    /// Every file of a segment with these indexed fields, and with vectors or not.
+    pub fn all(fields: &[Field], vectors: bool) -> Vec<SegmentComponent> {
+        let mut all = Vec::with_capacity(2 * fields.len() + 3);
         for &f in fields {
             all.push(SegmentComponent::Terms(f));
             all.push(SegmentComponent::Postings(f));
         }
         all.push(SegmentComponent::Lengths);
         all.push(SegmentComponent::Store);
+        if vectors {
+            all.push(SegmentComponent::Vectors);
+        }
         all
     }
 }
@@ -88,6 +94,10 @@ pub struct SegmentMeta {
     /// The segment's delete file and how many documents it deletes; `None` if none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletes: Option<DeletesMeta>,
+    /// The dimension of the segment's vectors file: the index's `vector_dim` (checked
+    /// when the manifest is read); `None` (and absent from the JSON) without vectors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_dim: Option<u32>,
 }
 
 /// A segment's current delete file.
@@ -109,9 +119,15 @@ impl SegmentMeta {
             .saturating_sub(self.deletes.as_ref().map_or(0, |d| d.count))
     }
 
+    /// The component files of this segment.
+    pub fn components(&self) -> Vec<SegmentComponent> {
+        SegmentComponent::all(&self.fields, self.vector_dim.is_some())
+    }
+
     /// Every file this segment uses now: its components and its delete file.
     pub fn files(&self) -> Vec<String> {
-        let mut files: Vec<String> = SegmentComponent::all(&self.fields)
+        let mut files: Vec<String> = self
+            .components()
             .into_iter()
             .map(|c| c.file_name(&self.name))
             .collect();
@@ -138,6 +154,7 @@ mod tests {
                 file: names::delete_file_name(&segment_name(1), 2),
                 count: 100,
             }),
+            vector_dim: None,
         };
         assert_eq!(meta.live_docs(), 0);
     }

@@ -54,7 +54,7 @@ pub(crate) fn classify(name: &str) -> Option<HeddleFile<'_>> {
             generation,
         });
     }
-    SegmentComponent::all(&Field::ALL)
+    SegmentComponent::all(&Field::ALL, true)
         .into_iter()
         .find(|c| c.extension() == rest)
         .map(|component| HeddleFile::Component { segment, component })
@@ -106,6 +106,13 @@ mod tests {
             Some(HeddleFile::Deletes {
                 segment: "seg-000003",
                 generation: 12
+            })
+        );
+        assert_eq!(
+            classify("seg-000003.vec"),
+            Some(HeddleFile::Component {
+                segment: "seg-000003",
+                component: SegmentComponent::Vectors
             })
         );
         assert_eq!(classify("MANIFEST.tmp"), Some(HeddleFile::ManifestTmp));

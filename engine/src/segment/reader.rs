@@ -11,6 +11,8 @@
 //! - on opening a postings list: the chunks covering the whole list, skip table
 //!   included (once per list per query, never per posting);
 //! - on a stored-document fetch: its compressed block;
+//! - on an exact vector search or a merge: the whole vectors file, the first time (its
+//!   header chunk at open);
 //! - on a walk or scan (merges, `check_index`, the writer's id set): each block as it
 //!   is reached.
 //!
@@ -28,6 +30,7 @@ use crate::field::Field;
 use crate::postings::{PostingsList, verify};
 use crate::store::{StoreReader, StoredDoc};
 use crate::termdict::{TermDict, TermInfo, TermWalker};
+use crate::vectors::VectorsFile;
 
 fn open_file(dir: &Path, segment: &str, component: SegmentComponent) -> Result<CheckedFile> {
     CheckedFile::open(&dir.join(component.file_name(segment)))
@@ -49,6 +52,8 @@ pub(crate) struct SegmentReader {
     lengths: Lengths,
     store_file: CheckedFile,
     store: StoreReader,
+    /// `Some` exactly when the manifest gives the segment a vector dimension.
+    vectors: Option<VectorsFile>,
 }
 
 impl SegmentReader {
@@ -100,6 +105,14 @@ impl SegmentReader {
                 ),
             });
         }
+        let vectors = match meta.vector_dim {
+            Some(dim) => Some(VectorsFile::open(
+                &dir.join(SegmentComponent::Vectors.file_name(&meta.name)),
+                meta.doc_count,
+                dim,
+            )?),
+            None => None,
+        };
         Ok(SegmentReader {
             meta: meta.clone(),
             fields,
@@ -107,6 +120,7 @@ impl SegmentReader {
             lengths,
             store_file,
             store,
+            vectors,
         })
     }
 
@@ -240,6 +254,11 @@ impl SegmentReader {
     /// The lengths file, for errors.
     pub(crate) fn lengths_path(&self) -> &Path {
         self.lengths_file.path()
+    }
+
+    /// The segment's vectors; `None` in an index without vectors.
+    pub(crate) fn vectors(&self) -> Option<&VectorsFile> {
+        self.vectors.as_ref()
     }
 
     /// Stored document `doc` (verifies and decompresses its block: for the final hits).

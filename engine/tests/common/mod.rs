@@ -1,6 +1,8 @@
 //! Fixtures shared by the engine's integration tests.
 #![allow(dead_code)]
 
+pub mod vectors;
+
 use std::path::Path;
 
 use heddle::{AnalyzerConfig, Document, Error, Index, IndexSettings};
@@ -67,6 +69,7 @@ pub fn english_index(dir: &Path, per_field: bool) -> Index {
     let settings = IndexSettings {
         analyzer: AnalyzerConfig::english(),
         per_field,
+        ..Default::default()
     };
     Index::create(dir, settings).unwrap()
 }
@@ -160,5 +163,6 @@ pub fn english_per_field() -> IndexSettings {
     IndexSettings {
         analyzer: AnalyzerConfig::english(),
         per_field: true,
+        ..Default::default()
     }
 }

@@ -117,6 +117,7 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     let settings = IndexSettings {
         analyzer,
         per_field: args.per_field,
+        vector_dim: None,
     };
     let target = resolve_link(&args.index)?;
     warn_of_old_staging(&target);
