@@ -278,3 +278,89 @@ fn an_empty_result_says_why() {
     let found = f.search_json(&["the", "vitamin"]);
     assert!(found.get("why_empty").is_none(), "{found}");
 }
+
+#[test]
+fn normalised_fusion_sums_each_streams_own_scores_put_on_one_scale() {
+    let f = Fixture::new();
+    let stream = |field: &str| -> Vec<(String, f64)> {
+        f.search_json(&["--field", field, "--k", "100", "bone"])["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["id"].as_str().unwrap().to_string(),
+                    h["score"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (title, text) = (stream("title"), stream("text"));
+    assert!(title.len() >= 2 && text.len() >= 2, "{title:?} {text:?}");
+    // min-max by hand, a document a stream did not return counting as its lowest (0).
+    let norm = |s: &[(String, f64)], id: &str| {
+        let (lo, hi) = s
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (_, x)| {
+                (l.min(*x), h.max(*x))
+            });
+        s.iter().find(|(d, _)| d == id).map_or(0.0, |(_, x)| {
+            if hi > lo { (x - lo) / (hi - lo) } else { 1.0 }
+        })
+    };
+    let out = f.search_json(&[
+        "--fuse",
+        "title,text",
+        "--weights",
+        "1,2",
+        "--combine",
+        "minmax",
+        "--k",
+        "100",
+        "bone",
+    ]);
+    let hits = out["hits"].as_array().unwrap();
+    let mut ids: Vec<&str> = title.iter().chain(&text).map(|(d, _)| d.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(
+        hits.len(),
+        ids.len(),
+        "every document either stream found: {out}"
+    );
+    for h in hits {
+        let id = h["id"].as_str().unwrap();
+        let want = norm(&title, id) + 2.0 * norm(&text, id);
+        let got = h["score"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9, "{id}: {got} vs {want}");
+    }
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    let z = ok(&[
+        "search",
+        "--index",
+        &f.path("idx"),
+        "--fuse",
+        "title,text",
+        "--combine",
+        "zscore",
+        "bone",
+    ]);
+    assert!(
+        z.contains("z-score normalised score sum (depth 1000)"),
+        "{z}"
+    );
+    fails(
+        &[
+            "search",
+            "--index",
+            &f.path("idx"),
+            "--fuse",
+            "title,text",
+            "--combine",
+            "max",
+            "bone",
+        ],
+        "expected rrf, sum, minmax or zscore",
+    );
+}

@@ -5,7 +5,8 @@
 //! Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009) scores a key by
 //! `Σ_s w_s / (k + rank_s)` over the streams `s` that hold it, `rank_s` counted from 1.
 //! [`weighted_sum`] adds the streams' own scores instead (CombSUM), for streams whose
-//! scores share a scale.
+//! scores share a scale; [`normalized_sum`] puts each stream's scores on a common scale
+//! first (min-max or z-score), for streams that do not (BM25 beside a cosine).
 //!
 //! ```
 //! use heddle::fusion::{Rrf, Stream};
@@ -17,8 +18,10 @@
 //! assert_eq!(order, ["d1", "d3", "d2"]);
 //! ```
 
+mod normalized;
 mod rrf;
 mod sum;
 
+pub use normalized::{Normalization, normalized_sum};
 pub use rrf::{DEFAULT_RRF_K, Fused, Rrf, Stream};
 pub use sum::{ScoredStream, weighted_sum};

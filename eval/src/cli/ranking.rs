@@ -18,8 +18,10 @@ pub struct RankingArgs {
     /// 0 to 1, as --k1 and --b).
     #[arg(long)]
     pub fuse: Option<String>,
-    /// How fused streams combine: rrf (reciprocal rank fusion) or sum (weighted sum of
-    /// BM25 scores; `--fuse title,text --combine sum` is Anserini's multifield baseline).
+    /// How fused streams combine: rrf (reciprocal rank fusion), sum (weighted sum of
+    /// BM25 scores; `--fuse title,text --combine sum` is Anserini's multifield baseline),
+    /// or minmax / zscore (weighted sum of each stream's scores normalised over its
+    /// results, for streams on different scales).
     #[arg(long, default_value = "rrf", requires = "fuse")]
     pub combine: String,
     /// One weight per fused stream; all 1 by default.
@@ -57,11 +59,7 @@ impl RankingArgs {
             Some(w) => quality::parse_weights(w, streams.len())?,
             None => vec![1.0; streams.len()],
         };
-        let combine = match self.combine.as_str() {
-            "rrf" => Combine::Rrf,
-            "sum" => Combine::Sum,
-            other => bail!("--combine {other:?}: expected rrf or sum"),
-        };
+        let combine = Combine::parse(&self.combine).context("--combine")?;
         Ok(Retrieval {
             streams,
             weights,

@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use anyhow::{Context, bail};
-use heddle::fusion::{Fused, Rrf, ScoredStream, Stream, weighted_sum};
+use heddle::fusion::{
+    Fused, Normalization, Rrf, ScoredStream, Stream, normalized_sum, weighted_sum,
+};
 use heddle::{Bm25Params, Field, Hit, SearchOptions, Searcher};
 
 use super::run::RunEntry;
@@ -114,6 +116,22 @@ pub enum Combine {
     /// Weighted sum of the streams' BM25 scores (CombSUM); read to full depth, this is
     /// Anserini's "multifield" construction.
     Sum,
+    /// Weighted sum of each stream's scores put on a common scale first (min-max or
+    /// z-score over the stream's results), for streams whose scores do not share one.
+    Normalized(Normalization),
+}
+
+impl Combine {
+    /// Parses `--combine` (and the server's `combine`): rrf, sum, minmax or zscore.
+    pub fn parse(name: &str) -> anyhow::Result<Combine> {
+        Ok(match name {
+            "rrf" => Combine::Rrf,
+            "sum" => Combine::Sum,
+            "minmax" => Combine::Normalized(Normalization::MinMax),
+            "zscore" => Combine::Normalized(Normalization::ZScore),
+            other => bail!("combine {other:?}: expected rrf, sum, minmax or zscore"),
+        })
+    }
 }
 
 /// How one query's ranked list is produced.
@@ -124,7 +142,8 @@ pub struct Retrieval {
     pub weights: Vec<f64>,
     pub combine: Combine,
     /// RRF's k, and how deep each stream is read (`None`: [`DEFAULT_FUSION_DEPTH`], or
-    /// `hits` if that is more, for RRF; every matching document for a sum).
+    /// `hits` if that is more, for RRF and normalised sums; every matching document for
+    /// a plain sum).
     pub rrf: Rrf,
     /// BM25 parameters for streams without their own.
     pub bm25: Bm25Params,
@@ -200,6 +219,14 @@ impl Retrieval {
             }
             Combine::Rrf => format!("RRF (k={}, {depth}) of {}", self.rrf.k, streams.join("; ")),
             Combine::Sum => format!("score sum ({depth}) of {}", streams.join("; ")),
+            Combine::Normalized(n) => format!(
+                "{} score sum ({depth}) of {}",
+                match n {
+                    Normalization::MinMax => "min-max normalised",
+                    Normalization::ZScore => "z-score normalised",
+                },
+                streams.join("; ")
+            ),
         };
         s.push_str(&format!(", {} hits a query", self.hits));
         if self.remove_query {
@@ -254,28 +281,32 @@ impl Retrieval {
                 ids.entry(h.doc).or_insert((h.id, h.title));
             }
         }
-        let fused: Vec<Fused<u64>> = if self.combine == Combine::Sum {
-            let streams: Vec<ScoredStream<u64>> = scored
+        let scored_streams = || -> Vec<ScoredStream<u64>> {
+            scored
                 .iter()
                 .zip(&self.weights)
                 .map(|(s, &w)| ScoredStream::new(s, w))
-                .collect();
-            weighted_sum(&streams)?
-        } else {
-            let ranked: Vec<Vec<u64>> = scored
-                .iter()
-                .map(|s| s.iter().map(|&(doc, _)| doc).collect())
-                .collect();
-            let streams: Vec<Stream<u64>> = ranked
-                .iter()
-                .zip(&self.weights)
-                .map(|(r, &w)| Stream::weighted(r, w))
-                .collect();
-            let rrf = Rrf {
-                k: self.rrf.k,
-                depth: Some(depth),
-            };
-            rrf.fuse(&streams)?
+                .collect()
+        };
+        let fused: Vec<Fused<u64>> = match self.combine {
+            Combine::Sum => weighted_sum(&scored_streams())?,
+            Combine::Normalized(n) => normalized_sum(&scored_streams(), n)?,
+            Combine::Single | Combine::Rrf => {
+                let ranked: Vec<Vec<u64>> = scored
+                    .iter()
+                    .map(|s| s.iter().map(|&(doc, _)| doc).collect())
+                    .collect();
+                let streams: Vec<Stream<u64>> = ranked
+                    .iter()
+                    .zip(&self.weights)
+                    .map(|(r, &w)| Stream::weighted(r, w))
+                    .collect();
+                let rrf = Rrf {
+                    k: self.rrf.k,
+                    depth: Some(depth),
+                };
+                rrf.fuse(&streams)?
+            }
         };
         Ok(fused
             .into_iter()

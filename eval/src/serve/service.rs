@@ -147,15 +147,8 @@ impl HeddleService {
                     )));
                 }
                 let mut r = Retrieval::single(Field::Flat, self.bm25, hits, false);
-                r.combine = match combine.as_str() {
-                    "rrf" => Combine::Rrf,
-                    "sum" => Combine::Sum,
-                    other => {
-                        return Err(ApiError::bad_request(format!(
-                            "[heddle_fuse] [combine] {other:?}: expected rrf or sum"
-                        )));
-                    }
-                };
+                r.combine = Combine::parse(&combine)
+                    .map_err(|e| ApiError::bad_request(format!("[heddle_fuse] [combine] {e}")))?;
                 r.streams = specs;
                 r.weights = weights;
                 r.rrf = Rrf {
