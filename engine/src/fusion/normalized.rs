@@ -32,7 +32,7 @@ pub enum Normalization {
 impl Normalization {
     /// Each key's normalised score (its highest, if repeated) and the stream's lowest.
     /// Fails when the scores are too far apart for their spread to be finite.
-    fn apply<'k, K: Ord>(self, scored: &'k [(K, f64)]) -> Result<(BTreeMap<&'k K, f64>, f64)> {
+    fn apply<K: Ord>(self, scored: &[(K, f64)]) -> Result<(BTreeMap<&K, f64>, f64)> {
         let mut best: BTreeMap<&K, f64> = BTreeMap::new();
         for (key, score) in scored {
             let entry = best.entry(key).or_insert(*score);

