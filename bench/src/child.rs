@@ -172,6 +172,7 @@ pub fn serve_rss(args: &ServeRssArgs) -> anyhow::Result<()> {
         repeat: 1,
         baseline: None,
         label: None,
+        ranking: None,
         max_others_cpu: None,
         max_lag_ratio: None,
     };

@@ -5,12 +5,26 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     end_quietly_on_a_closed_pipe();
     let cli = heddle_eval::cli::Cli::parse();
+    encode_each_request_on_one_thread(&cli);
     match heddle_eval::cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("heddle-eval: error: {e:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// The bench's vector and hybrid arms encode a query per request on the worker that runs
+/// it: the workers are the parallelism, and the model's kernels on a pool of their own
+/// would make requests queue for it inside the measured time. Set before any thread
+/// exists, as the encoder's kernels read it once.
+fn encode_each_request_on_one_thread(cli: &heddle_eval::cli::Cli) {
+    if let heddle_eval::cli::Command::Bench(args) = &cli.command
+        && args.arm != "text"
+    {
+        // SAFETY: no other thread exists yet (clap parsing starts none).
+        unsafe { heddle_encoder::set_kernel_threads(std::num::NonZeroUsize::MIN) };
     }
 }
 

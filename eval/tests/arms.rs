@@ -397,3 +397,77 @@ fn arms_and_flags_that_do_not_fit_are_refused() {
         "dimension",
     );
 }
+
+#[test]
+fn the_bench_runs_the_hybrid_arm_with_each_querys_encoding_inside_its_latency() {
+    let f = Fixture::new();
+    std::fs::write(
+        f.root.join("queries.jsonl"),
+        "{\"_id\": \"1\", \"text\": \"vitamin bone\"}\n{\"_id\": \"2\", \"text\": \"statins risk\"}\n",
+    )
+    .unwrap();
+    let json = f.path("bench.json");
+    let table = ok(&[
+        "bench",
+        "--index",
+        &f.path("idx"),
+        "--queries",
+        &f.path("queries.jsonl"),
+        "--arm",
+        "hybrid",
+        "--encoder",
+        ENCODER,
+        "--rates",
+        "100",
+        "--samples",
+        "300",
+        "--min-duration",
+        "0",
+        "--warmup",
+        "5",
+        "--sequential",
+        "0",
+        "--json",
+        &json,
+    ]);
+    assert!(
+        table.contains("query encoding inside each request"),
+        "{table}"
+    );
+    assert!(
+        table.contains("heddle ranks with the hybrid arm"),
+        "{table}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rung = &report["engines"][0]["rungs"][0];
+    assert_eq!(rung["errors"], 0, "{rung}");
+    assert_eq!(rung["completed"], 300, "{rung}");
+    let (encode, search) = (&rung["encode_us"], &rung["search_us"]);
+    assert!(encode["p50"].as_u64().is_some(), "{rung}");
+    assert!(search["p50"].as_u64().is_some(), "{rung}");
+    // Encoding and search are parts of the service time: together at most its maximum
+    // (each rounded up to a microsecond).
+    let service_max = rung["service_us"]["max"].as_u64().unwrap();
+    assert!(encode["max"].as_u64().unwrap() <= service_max + 1, "{rung}");
+    assert_eq!(report["settings"]["ranking"], "the hybrid arm");
+    // The text arm has no encoding to report.
+    let text = ok(&[
+        "bench",
+        "--index",
+        &f.path("idx"),
+        "--queries",
+        &f.path("queries.jsonl"),
+        "--rates",
+        "100",
+        "--samples",
+        "200",
+        "--min-duration",
+        "0",
+        "--warmup",
+        "5",
+        "--sequential",
+        "0",
+    ]);
+    assert!(!text.contains("query encoding"), "{text}");
+}

@@ -25,6 +25,7 @@ fn the_heddle_backend_ranks_with_its_bm25_parameters() {
     let top = |k1: f64, b: f64| {
         let factory = HeddleFactory {
             bm25: heddle::Bm25Params::new(k1, b).unwrap(),
+            ranking: None,
         };
         let backend: Arc<dyn Backend> = factory.open(&index).unwrap();
         backend.search("covid", 1).unwrap()

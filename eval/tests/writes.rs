@@ -45,6 +45,7 @@ fn settings(threads: usize, inflight: usize, k: usize) -> Settings {
         repeat: 1,
         baseline: None,
         label: None,
+        ranking: None,
         max_others_cpu: None,
         max_lag_ratio: None,
     }

@@ -21,6 +21,7 @@ use super::report::{
 use super::sequential::per_query::{self, PerQueryReport};
 use super::sequential::{SequentialReport, passes_for, run_sequential};
 use crate::env::Environment;
+use crate::quality::{Combine, Retrieval, StreamSpec};
 use crate::serve::{HttpFactory, Target};
 
 /// `heddle-eval bench`: an open-loop ladder of query rates. Request `i` of a rung is due
@@ -97,6 +98,20 @@ pub struct BenchArgs {
     /// Hits per query.
     #[arg(long, default_value_t = 10)]
     pub k: usize,
+
+    /// The arm heddle runs: text (BM25 over the flat field), vector (the query encoded,
+    /// then exact inner product against every document's vector) or hybrid (both,
+    /// fused by RRF with k = 60, each read 1,000 deep). Each request's encoding is inside
+    /// its latency, and a table gives its share. vector and hybrid need an index with
+    /// vectors of the encoder's width.
+    #[arg(long, value_parser = ["text", "vector", "hybrid"], default_value = "text")]
+    pub arm: String,
+
+    /// What encodes queries for --arm vector and hybrid: minilm (all-MiniLM-L6-v2
+    /// through heddle-encoder, one model shared by every worker, its kernels on one
+    /// thread per request) or hashing:DIM (a bag-of-words stand-in without a model).
+    #[arg(long, default_value = "minilm")]
+    pub encoder: String,
 
     /// BM25 term-frequency saturation for heddle's searches, from 0 to 1000 (as
     /// `search --k1`).
@@ -223,9 +238,38 @@ pub struct BenchArgs {
     pub scratch: Option<PathBuf>,
 }
 
-/// The engines `heddle-eval bench` knows, at the BM25 parameters of `--k1` and `--b`.
+/// The engines `heddle-eval bench` knows, at the BM25 parameters of `--k1` and `--b`,
+/// running `--arm`.
 pub fn engines_for(args: &BenchArgs) -> anyhow::Result<Vec<Box<dyn BackendFactory>>> {
-    Ok(vec![Box::new(HeddleFactory { bm25: bm25(args)? })])
+    Ok(vec![Box::new(HeddleFactory {
+        bm25: bm25(args)?,
+        ranking: arm_ranking(args)?.map(Arc::new),
+    })])
+}
+
+/// The ranking of `--arm vector` or `hybrid` (`None` for text: the plain BM25 path).
+fn arm_ranking(args: &BenchArgs) -> anyhow::Result<Option<Retrieval>> {
+    let streams = match args.arm.as_str() {
+        "vector" => vec![StreamSpec::Vector],
+        "hybrid" => vec![StreamSpec::bm25(heddle::Field::Flat), StreamSpec::Vector],
+        _ => return Ok(None),
+    };
+    if args.target.is_some() {
+        bail!(
+            "--arm {} runs in this process: the server loads no encoder",
+            args.arm
+        );
+    }
+    let mut r = Retrieval::single(heddle::Field::Flat, bm25(args)?, args.k.max(1), false);
+    r.combine = if streams.len() > 1 {
+        Combine::Rrf
+    } else {
+        Combine::Single
+    };
+    r.weights = vec![1.0; streams.len()];
+    r.streams = streams;
+    r.query_vectors = Some(crate::cli::encoder_by_name(&args.encoder)?);
+    Ok(Some(r))
 }
 
 /// `--k1` and `--b`, checked by the engine's rule.
@@ -639,6 +683,10 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         repeat: args.repeat,
         baseline: args.baseline.clone(),
         label: args.label.clone(),
+        ranking: match &args.arm[..] {
+            "text" => None,
+            arm => Some(format!("the {arm} arm")),
+        },
         max_others_cpu: args.max_others_cpu,
         max_lag_ratio: args.max_lag_ratio,
     })

@@ -11,6 +11,7 @@ mod index;
 mod merge;
 mod quality;
 mod ranking;
+pub use ranking::encoder_by_name;
 mod read_loop;
 mod search;
 mod serve;

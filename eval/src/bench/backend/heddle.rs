@@ -5,13 +5,17 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
-use super::{Backend, BackendFactory, CommitReport, Unsupported, WriteOptions};
+use super::{Answer, Backend, BackendFactory, CommitReport, Unsupported, WriteOptions};
+use crate::quality::Retrieval;
 
 /// Opens heddle indexes; searches rank with BM25 at `bm25` (the engine's default unless
-/// `bench --k1/--b` say otherwise).
-#[derive(Debug, Clone, Copy, Default)]
+/// `bench --k1/--b` say otherwise), or as `ranking` says (the vector and hybrid arms).
+#[derive(Debug, Clone, Default)]
 pub struct HeddleFactory {
     pub bm25: heddle::Bm25Params,
+    /// `bench --arm vector|hybrid`: each request ranked by this, its query encoded
+    /// inside the request. `None`: BM25 over the flat field.
+    pub ranking: Option<Arc<Retrieval>>,
 }
 
 impl BackendFactory for HeddleFactory {
@@ -26,6 +30,7 @@ impl BackendFactory for HeddleFactory {
             index,
             writer: None,
             bm25: self.bm25,
+            ranking: self.ranking.clone(),
         }))
     }
 
@@ -48,6 +53,7 @@ impl BackendFactory for HeddleFactory {
             index,
             writer: Some(Mutex::new(writer)),
             bm25: self.bm25,
+            ranking: self.ranking.clone(),
         }))
     }
 }
@@ -60,6 +66,7 @@ struct HeddleBackend {
     /// searches never do.
     writer: Option<Mutex<heddle::IndexWriter>>,
     bm25: heddle::Bm25Params,
+    ranking: Option<Arc<Retrieval>>,
 }
 
 impl HeddleBackend {
@@ -72,13 +79,30 @@ impl HeddleBackend {
 
 impl Backend for HeddleBackend {
     fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<String>> {
+        Ok(self.answer(query, k)?.ids)
+    }
+
+    /// The vector and hybrid arms say how long the query's encoding took.
+    fn answer(&self, query: &str, k: usize) -> anyhow::Result<Answer> {
+        if let Some(ranking) = &self.ranking {
+            let (hits, encoding) = ranking.rank_timed(&self.index.searcher(), "", query)?;
+            return Ok(Answer {
+                ids: hits.into_iter().take(k).map(|h| h.id).collect(),
+                server: None,
+                encode_micros: Some(encoding.as_micros() as u64),
+            });
+        }
         let opts = heddle::SearchOptions {
             k,
             bm25: self.bm25,
             ..heddle::SearchOptions::default()
         };
         let hits = self.index.searcher().search(query, &opts)?;
-        Ok(hits.into_iter().map(|h| h.id).collect())
+        Ok(Answer {
+            ids: hits.into_iter().map(|h| h.id).collect(),
+            server: None,
+            encode_micros: None,
+        })
     }
 
     /// The flat field's document frequencies over the live documents of this moment's

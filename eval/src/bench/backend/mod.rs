@@ -24,6 +24,7 @@ pub trait Backend: Send + Sync {
         Ok(Answer {
             ids: self.search(query, k)?,
             server: None,
+            encode_micros: None,
         })
     }
 
@@ -102,6 +103,9 @@ pub struct Answer {
     pub ids: Vec<String>,
     /// The server's own time on the request, if it said.
     pub server: Option<ServerTime>,
+    /// The part of the request spent encoding the query into its vector (the vector
+    /// and hybrid arms), in microseconds; the rest of its service time is search.
+    pub encode_micros: Option<u64>,
 }
 
 /// A server's own time on one request, as it reported it.

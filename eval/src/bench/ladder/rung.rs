@@ -198,6 +198,8 @@ pub(crate) fn rung_report(
         client_us: None,
         server_us: (!c.server.is_empty()).then(|| LatencySummary::of(&c.server)),
         added_us: (!c.added.is_empty()).then(|| LatencySummary::of(&c.added)),
+        encode_us: (!c.encode.is_empty()).then(|| LatencySummary::of(&c.encode)),
+        search_us: (!c.search.is_empty()).then(|| LatencySummary::of(&c.search)),
         server_clock: c.server_clock.map(|k| k.describe().to_string()),
         connects_in_latency: None,
         process,

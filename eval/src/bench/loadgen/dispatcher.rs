@@ -227,6 +227,7 @@ fn record(
 ) {
     let (start_ns, done_ns) = (since(origin, start), since(origin, done));
     let server = result.as_ref().ok().and_then(|a| a.server);
+    let encode_us = result.as_ref().ok().and_then(|a| a.encode_micros);
     tally.log(RequestTimes {
         index: job.index,
         due_ns: job.due_ns,
@@ -240,6 +241,9 @@ fn record(
             tally.record(job.due_ns, start_ns, done_ns);
             if let Some(server) = server {
                 tally.record_server(job.due_ns, done_ns, server);
+            }
+            if let Some(encode_us) = encode_us {
+                tally.record_encode(start_ns, done_ns, encode_us);
             }
         }
         Err(e) => tally.record_error(done_ns, &e),

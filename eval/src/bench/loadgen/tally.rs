@@ -23,6 +23,11 @@ pub struct CompletionTally {
     pub added: LatencyHistogram,
     /// The coarsest clock the server's times came from.
     pub server_clock: Option<ServerClock>,
+    /// The vector and hybrid arms, per completed request: the time spent encoding the
+    /// query (inside its service time) ...
+    pub encode: LatencyHistogram,
+    /// ... and the rest of its service time: search and fusion.
+    pub search: LatencyHistogram,
     /// Over HTTP, requests that found no open connection ready and opened one: its
     /// setup is in their latency.
     pub connected: u64,
@@ -70,6 +75,17 @@ impl CompletionTally {
         self.server_clock = self.server_clock.max(Some(server.clock));
     }
 
+    /// Records how much of a completed request's service time (after [`record`]) went
+    /// to encoding its query.
+    ///
+    /// [`record`]: CompletionTally::record
+    pub fn record_encode(&mut self, start_ns: u64, done_ns: u64, encode_us: u64) {
+        self.encode.record_micros(encode_us);
+        let service_us = done_ns.saturating_sub(start_ns).div_ceil(1_000);
+        self.search
+            .record_micros(service_us.saturating_sub(encode_us));
+    }
+
     /// Records a request the backend failed. It has no latency: a fast failure must not
     /// pass for a fast answer. A rung with errors is invalid.
     pub fn record_error(&mut self, done_ns: u64, error: &anyhow::Error) {
@@ -89,6 +105,8 @@ impl CompletionTally {
         self.service.add(&other.service);
         self.server.add(&other.server);
         self.added.add(&other.added);
+        self.encode.add(&other.encode);
+        self.search.add(&other.search);
         self.server_clock = self.server_clock.max(other.server_clock);
         self.connected += other.connected;
         self.errors += other.errors;

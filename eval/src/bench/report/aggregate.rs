@@ -76,6 +76,10 @@ fn summarise_one(reps: &[&RungReport]) -> RungSummary {
         server_p99_us: o(|r| r.server_us.as_ref().and_then(|c| c.p99)),
         added_p50_us: o(|r| r.added_us.as_ref().and_then(|c| c.p50)),
         added_p99_us: o(|r| r.added_us.as_ref().and_then(|c| c.p99)),
+        encode_p50_us: o(|r| r.encode_us.as_ref().and_then(|c| c.p50)),
+        encode_p99_us: o(|r| r.encode_us.as_ref().and_then(|c| c.p99)),
+        search_p50_us: o(|r| r.search_us.as_ref().and_then(|c| c.p50)),
+        search_p99_us: o(|r| r.search_us.as_ref().and_then(|c| c.p99)),
         // The coarser clock (Elasticsearch's took) if any repetition had it.
         server_clock: reps
             .iter()

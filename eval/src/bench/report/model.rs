@@ -81,6 +81,10 @@ pub struct Settings {
     /// The run's label (`--label`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// `--arm vector` or `hybrid`: what ranks each request, the query's encoding
+    /// included (absent for the text arm: BM25 over the flat field at `k1`, `b`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<String>,
     /// `--max-others-cpu`: other processes' CPU use, in cores, above which a rung is
     /// disturbed; absent: `OTHERS_SHARE_OF_CORES` of `cores`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -224,6 +228,13 @@ pub struct RungReport {
     /// Which clock `server_us` comes from (the coarsest seen in the rung).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_clock: Option<String>,
+    /// The vector and hybrid arms: per request, the time spent encoding the query
+    /// (inside its service time) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encode_us: Option<LatencySummary>,
+    /// ... and the rest of its service time (search and fusion).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_us: Option<LatencySummary>,
     /// Over HTTP: requests that found no open connection and opened one, its setup in
     /// their latency (the pool holds one per in-flight request, so this is 0 unless the
     /// server closed connections during the rung).
@@ -323,4 +334,14 @@ pub struct RungSummary {
     /// Which clock the server's times come from, if any rung has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_clock: Option<String>,
+    /// The vector and hybrid arms: query encoding and the rest of the service time
+    /// (`RungReport::encode_us`, `search_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encode_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encode_p99_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_p99_us: Option<Spread<u64>>,
 }

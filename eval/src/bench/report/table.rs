@@ -34,6 +34,7 @@ pub fn render_table_as(report: &BenchReport, width: Width) -> String {
     latency(report, width, &mut out);
     process(report, width, &mut out);
     client(report, width, &mut out);
+    encoding(report, width, &mut out);
     comparison(report, &mut out);
     notes(report, width, &mut out);
     if !report.complete {
@@ -92,7 +93,11 @@ fn header(r: &BenchReport, out: &mut String) {
     if let Some(label) = &s.label {
         let _ = writeln!(out, "  {label}");
     }
-    if let (Some(k1), Some(b)) = (s.k1, s.b) {
+    if let Some(ranking) = &s.ranking {
+        for l in crate::env::render::wrap(&format!("  heddle ranks with {ranking}")) {
+            let _ = writeln!(out, "{l}");
+        }
+    } else if let (Some(k1), Some(b)) = (s.k1, s.b) {
         let _ = writeln!(out, "  heddle ranks with BM25 k1={k1} b={b}");
     }
 
@@ -316,6 +321,39 @@ fn process(r: &BenchReport, width: Width, out: &mut String) {
     let _ = writeln!(
         out,
         "process during each rung (dispatcher lag = how late requests were issued)"
+    );
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
+/// The vector and hybrid arms: how much of each request's service time went to
+/// encoding its query, and how much to search and fusion. Absent for the text arm.
+fn encoding(r: &BenchReport, width: Width, out: &mut String) {
+    if !r.summary.iter().any(|s| s.encode_p50_us.is_some()) {
+        return;
+    }
+    let mut t = Table::new(&[
+        "engine",
+        "offered/s",
+        "encode p50",
+        "encode p99",
+        "search p50",
+        "search p99",
+    ]);
+    for s in &r.summary {
+        t.row(vec![
+            s.engine.clone(),
+            rate(s.offered_rate),
+            fig_or_dash(&s.encode_p50_us, width, micros),
+            fig_or_dash(&s.encode_p99_us, width, micros),
+            fig_or_dash(&s.search_p50_us, width, micros),
+            fig_or_dash(&s.search_p99_us, width, micros),
+        ]);
+    }
+    let _ = writeln!(
+        out,
+        "query encoding inside each request (encode = the query to its vector; search = \
+         the rest of the service time: retrieval and fusion)"
     );
     out.push_str(&t.render());
     out.push('\n');
