@@ -594,6 +594,10 @@ mod tests {
             added_p50_us: None,
             added_p99_us: None,
             server_clock: None,
+            encode_p50_us: None,
+            encode_p99_us: None,
+            search_p50_us: None,
+            search_p99_us: None,
         }
     }
 
