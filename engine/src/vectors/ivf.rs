@@ -389,6 +389,19 @@ mod tests {
     }
 
     #[test]
+    fn a_list_that_runs_backwards_is_an_error() {
+        // Lists [], [0, 1], [2, 3]; then list 0 made to end at 3, after list 1's start.
+        let mut b = body(1, &[1.0, -1.0, 0.5], &[1, 1, 2, 2]);
+        assert_eq!(
+            lists_of(&b, 4, 1, 3).unwrap(),
+            [vec![], vec![0, 1], vec![2, 3]]
+        );
+        set_u32(&mut b, 12 + 3 * 4 + 4, 3);
+        let err = lists_of(&b, 4, 1, 3).unwrap_err();
+        assert!(err.to_string().contains("list 1 runs from 3 to 2"), "{err}");
+    }
+
+    #[test]
     fn every_structural_defect_is_an_error_naming_it() {
         assert_eq!(edited(|_| {}).unwrap(), [vec![0, 3], vec![1, 2]]);
         let offsets = 12 + 2 * 2 * 4;
