@@ -421,6 +421,33 @@ fn identical_vectors_tie_as_exact_search_breaks_ties() {
     assert_eq!(scores(&some), scores(&exact));
 }
 
+/// Ties between lists: mirror images about the query's axis score the same and sit in
+/// different lists, probed in either order; the lower doc id must still win.
+#[test]
+fn ties_between_lists_go_to_the_lower_doc_id() {
+    let dir = tempfile::tempdir().unwrap();
+    // Pairs (cos t, sin t) and (cos t, -sin t), the lower id above the axis for even
+    // pairs, below it for odd ones.
+    let vectors: Vec<Vec<f32>> = (0..2500)
+        .flat_map(|i| {
+            let t = 3.0 * i as f32 / 2500.0;
+            let (c, s) = (t.cos(), t.sin());
+            let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+            [vec![c, sign * s], vec![c, -sign * s]]
+        })
+        .collect();
+    let index = build(dir.path(), &vectors, 1, 1000);
+    assert_eq!(index.segments()[0].vector_lists, Some(71));
+    let s = index.searcher();
+    let q = [1.0f32, 0.0];
+    for k in (1..60).step_by(2) {
+        let exact = s.search_vector_exact(&q, k).unwrap();
+        assert_eq!(exact[k - 1].doc % 2, 0, "the k-th is the first of a pair");
+        let all = s.search_vector(&q, &opts(k, usize::MAX)).unwrap();
+        assert_eq!(exactly(&all), exactly(&exact), "k {k}");
+    }
+}
+
 #[test]
 fn one_dimension_splits_the_lists_by_sign_and_finds_the_exact_answer() {
     let dir = tempfile::tempdir().unwrap();
