@@ -462,3 +462,57 @@ pub(crate) fn build_segment(
         encoding: started.elapsed(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::AnalyzerConfig;
+
+    fn build(docs: &[Document], ivf: IvfSettings) -> BuiltSegment {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        build_segment(
+            "seg-000001",
+            docs,
+            &[Field::Flat],
+            Some(512),
+            &ivf,
+            &Analyzer::new(AnalyzerConfig::plain()),
+            &pool,
+            &Reorder::None,
+            None,
+            None,
+        )
+    }
+
+    /// The IVF file and the clustering that made it (centroids, their f64 sums) count in
+    /// the build's heap, which the writer's memory budget leaves room for.
+    #[test]
+    fn an_ivf_file_and_its_clustering_count_in_the_build_heap() {
+        let docs: Vec<Document> = (0..400)
+            .map(|i| {
+                let v = (0..512).map(|j| ((i * 31 + j * 17) % 97) as f32 - 48.0).collect();
+                Document::new(format!("d{i}"), "", "a b").with_vector(v)
+            })
+            .collect();
+        let without = build(&docs, IvfSettings { min_docs: 401 });
+        let with = build(&docs, IvfSettings { min_docs: 400 });
+        assert_eq!(without.meta.vector_lists, None);
+        assert_eq!(with.meta.vector_lists, Some(20));
+        let ivf_file = with
+            .files
+            .iter()
+            .find(|(c, _)| *c == SegmentComponent::VectorLists)
+            .map(|(_, bytes)| bytes.len())
+            .unwrap();
+        let centroids = 20 * 512 * (4 + 8);
+        assert!(
+            with.heap_bytes >= without.heap_bytes + ivf_file + centroids,
+            "with {} without {} file {ivf_file} centroids {centroids}",
+            with.heap_bytes,
+            without.heap_bytes
+        );
+    }
+}
