@@ -83,12 +83,7 @@ fn parse() -> Result<Options, String> {
             "--k" => o.k = number(&value)?,
             "--segments" => o.segments = number(&value)?.max(1),
             "--min-docs" => o.min_docs = value.parse().map_err(|e| format!("{flag}: {e}"))?,
-            "--probes" => {
-                o.probes = value
-                    .split(',')
-                    .map(number)
-                    .collect::<Result<_, _>>()?
-            }
+            "--probes" => o.probes = value.split(',').map(number).collect::<Result<_, _>>()?,
             _ => return Err(format!("unknown option {flag}")),
         }
     }
@@ -161,11 +156,14 @@ struct EmbeddingLine {
     vector: Vec<f32>,
 }
 
+/// A document's id and vector.
+type Embedding = (String, Vec<f32>);
+
 /// (id, vector) pairs from a JSONL or binary embeddings file, all of one dimension.
-fn read_embeddings(path: &Path) -> Result<Vec<(String, Vec<f32>)>, String> {
+fn read_embeddings(path: &Path) -> Result<Vec<Embedding>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let what = |detail: String| format!("{}: {detail}", path.display());
-    let out: Vec<(String, Vec<f32>)> = if path.extension().is_some_and(|e| e == "jsonl") {
+    let out: Vec<Embedding> = if path.extension().is_some_and(|e| e == "jsonl") {
         let text = std::str::from_utf8(&bytes).map_err(|e| what(e.to_string()))?;
         text.lines()
             .enumerate()
@@ -246,7 +244,10 @@ fn timed(
 
 fn recall(exact: &[Vec<Hit>], found: &[Vec<Hit>]) -> f64 {
     let per_query = exact.iter().zip(found).map(|(e, a)| {
-        let hit = e.iter().filter(|h| a.iter().any(|g| g.doc == h.doc)).count();
+        let hit = e
+            .iter()
+            .filter(|h| a.iter().any(|g| g.doc == h.doc))
+            .count();
         hit as f64 / e.len().max(1) as f64
     });
     per_query.sum::<f64>() / exact.len() as f64
@@ -254,7 +255,7 @@ fn recall(exact: &[Vec<Hit>], found: &[Vec<Hit>]) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let o = parse()?;
-    let (docs, queries): (Vec<(String, Vec<f32>)>, Vec<Vec<f32>>) = match &o.embeddings {
+    let (docs, queries): (Vec<Embedding>, Vec<Vec<f32>>) = match &o.embeddings {
         Some(path) => {
             let all = read_embeddings(path)?;
             let (all, queries) = match &o.query_embeddings {

@@ -19,7 +19,12 @@ fn doc(i: usize) -> Document {
     let vector: Vec<f32> = (0..DIM)
         .map(|j| ((i * 7919 + j * 104_729) % 2003) as f32 / 1001.0 - 1.0)
         .collect();
-    Document::new(format!("d{i}"), "", format!("word{} word{}", i % 97, i % 13)).with_vector(vector)
+    Document::new(
+        format!("d{i}"),
+        "",
+        format!("word{} word{}", i % 97, i % 13),
+    )
+    .with_vector(vector)
 }
 
 #[test]

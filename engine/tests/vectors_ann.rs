@@ -99,7 +99,12 @@ static CLUSTERED: LazyLock<Clustered> = LazyLock::new(|| {
         .collect();
     let queries = (0..100).map(|i| mixture.vector(1 << 40 | i)).collect();
     let dir = tempfile::tempdir().unwrap();
-    let index = build(dir.path(), &vectors, 1, heddle::vectors::DEFAULT_IVF_MIN_DOCS);
+    let index = build(
+        dir.path(),
+        &vectors,
+        1,
+        heddle::vectors::DEFAULT_IVF_MIN_DOCS,
+    );
     assert!(check_index(dir.path()).is_ok());
     // The index keeps its files mapped: removing the directory here leaves nothing
     // behind when the tests end, and the maps read on.
@@ -125,7 +130,10 @@ fn recall_at_10_with_the_default_probes_is_at_least_0_95_on_clustered_vectors() 
     );
     assert!(recall >= 0.95, "recall@10 {recall}");
     assert_eq!(stats.segments_probed, c.queries.len());
-    assert_eq!(stats.lists_probed, (DEFAULT_PROBES * c.queries.len()) as u64);
+    assert_eq!(
+        stats.lists_probed,
+        (DEFAULT_PROBES * c.queries.len()) as u64
+    );
     // Approximate, and for a reason: a fraction of the rows.
     assert!(
         rows_per_query < 0.3 * c.docs as f64,
@@ -161,7 +169,10 @@ fn more_probes_raise_recall_until_all_lists_give_exactly_the_exact_answer() {
         }
     }
     eprintln!("recall@10 by probes: {recalls:?}");
-    assert!(recalls[0].1 < 0.9, "one list must miss neighbours: {recalls:?}");
+    assert!(
+        recalls[0].1 < 0.9,
+        "one list must miss neighbours: {recalls:?}"
+    );
     assert_eq!(last, 1.0, "{recalls:?}");
     // At other k too, and with probes beyond the lists.
     let queries = &c.queries[..20];
@@ -233,7 +244,10 @@ fn deleted_documents_are_never_found_and_every_search_still_fills_k() {
         assert_eq!(hits.len(), 10);
         assert!(hits.iter().all(|h| !deleted.contains(&h.id)), "{hits:?}");
         let all = s.search_vector(q, &opts(10, usize::MAX)).unwrap();
-        assert_eq!(exactly(&all), exactly(&s.search_vector_exact(q, 10).unwrap()));
+        assert_eq!(
+            exactly(&all),
+            exactly(&s.search_vector_exact(q, 10).unwrap())
+        );
         // k beyond the live documents: all of them, as exact search ranks them, even
         // from one probe (the lists after it are probed until k live ones are found).
         let every = s.search_vector(q, &opts(100_000, 1)).unwrap();
@@ -254,7 +268,10 @@ fn deleted_documents_are_never_found_and_every_search_still_fills_k() {
     for q in &queries {
         let (hits, stats) = s.search_vector_with_stats(q, &opts(10, 1)).unwrap();
         assert_eq!(hits.len(), 10);
-        assert!(hits.iter().all(|h| h.id[1..].parse::<usize>().unwrap() % 400 == 1));
+        assert!(
+            hits.iter()
+                .all(|h| h.id[1..].parse::<usize>().unwrap() % 400 == 1)
+        );
         assert!(stats.lists_probed > 1, "{stats:?}");
     }
 }
@@ -331,7 +348,12 @@ fn a_merge_gives_lists_only_to_a_segment_large_enough() {
 fn segments_below_the_threshold_are_scanned_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let (vectors, queries) = mixture_vectors(3000, 16, 11);
-    let index = build(dir.path(), &vectors, 3, heddle::vectors::DEFAULT_IVF_MIN_DOCS);
+    let index = build(
+        dir.path(),
+        &vectors,
+        3,
+        heddle::vectors::DEFAULT_IVF_MIN_DOCS,
+    );
     assert!(index.segments().iter().all(|s| s.vector_lists.is_none()));
     assert!(ivf_files(dir.path()).is_empty());
     let (found, stats) = approximate(&index, &queries, 10, 1);
@@ -407,7 +429,11 @@ fn identical_vectors_tie_as_exact_search_breaks_ties() {
     let index = build(dir.path(), &vectors, 1, 1000);
     assert!(index.segments()[0].vector_lists.is_some());
     let s = index.searcher();
-    for q in [same.clone(), vec![1.0, 1.0, 1.0, 1.0], vec![-0.6, 0.1, -0.8, 0.0]] {
+    for q in [
+        same.clone(),
+        vec![1.0, 1.0, 1.0, 1.0],
+        vec![-0.6, 0.1, -0.8, 0.0],
+    ] {
         let exact = s.search_vector_exact(&q, 50).unwrap();
         let all = s.search_vector(&q, &opts(50, usize::MAX)).unwrap();
         assert_eq!(exactly(&all), exactly(&exact), "ties by ascending doc id");
@@ -459,7 +485,9 @@ fn one_dimension_splits_the_lists_by_sign_and_finds_the_exact_answer() {
     let s = index.searcher();
     for q in [[0.7f32], [-2.0], [1e-3]] {
         let exact = s.search_vector_exact(&q, 10).unwrap();
-        let hits = s.search_vector(&q, &VectorSearchOptions::default()).unwrap();
+        let hits = s
+            .search_vector(&q, &VectorSearchOptions::default())
+            .unwrap();
         assert_eq!(exactly(&hits), exactly(&exact), "query {q:?}");
     }
 }
@@ -488,6 +516,9 @@ fn the_same_documents_give_the_same_ivf_file_whatever_the_threads() {
             std::fs::read(dir.path().join(format!("{name}.ivf"))).unwrap()
         })
         .collect();
-    assert!(files[0] == files[1], "1 and 2 threads built different files");
+    assert!(
+        files[0] == files[1],
+        "1 and 2 threads built different files"
+    );
     assert!(files[0] == files[2], "two builds on 1 thread differ");
 }

@@ -114,10 +114,7 @@ fn assert_names(result: heddle::Result<Answers>, file: &Path, what: &str) -> Err
 fn check_names(dir: &Path, file: &Path, what: &str) {
     let report = check_index(dir);
     assert!(
-        report
-            .problems
-            .iter()
-            .any(|e| error_path(e) == Some(file)),
+        report.problems.iter().any(|e| error_path(e) == Some(file)),
         "check misses {what}: {:?}",
         report.problems
     );
@@ -133,7 +130,11 @@ fn any_flipped_byte_of_an_ivf_file_fails_approximate_search_naming_it() {
             let mut bytes = original.clone();
             bytes[at] ^= 1 << (at % 8);
             std::fs::write(file, &bytes).unwrap();
-            assert_names(ann_answers(dir.path()), file, &format!("{file:?} byte {at}"));
+            assert_names(
+                ann_answers(dir.path()),
+                file,
+                &format!("{file:?} byte {at}"),
+            );
         }
         std::fs::write(file, &original).unwrap();
     }
@@ -170,7 +171,20 @@ fn a_truncated_or_missing_ivf_file_fails_the_open_naming_it() {
     let file = &files[0];
     let original = std::fs::read(file).unwrap();
     let n = original.len();
-    for keep in [0, 1, 11, 12, 19, 20, 21, n / 3, n / 2, n - 21, n - 20, n - 1] {
+    for keep in [
+        0,
+        1,
+        11,
+        12,
+        19,
+        20,
+        21,
+        n / 3,
+        n / 2,
+        n - 21,
+        n - 20,
+        n - 1,
+    ] {
         std::fs::write(file, &original[..keep]).unwrap();
         assert_names(text_answers(dir.path()), file, &format!("cut to {keep}"));
         check_names(dir.path(), file, &format!("a cut to {keep}"));
@@ -322,7 +336,10 @@ fn a_manifest_whose_lists_disagree_with_the_file_fails_the_open() {
         .search_vector_with_stats(&unit_vector(5, DIM), &VectorSearchOptions::default())
         .unwrap();
     assert_eq!((stats.segments_scanned, stats.segments_probed), (1, 1));
-    let got: Vec<(String, u64)> = hits.into_iter().map(|h| (h.id, h.score.to_bits())).collect();
+    let got: Vec<(String, u64)> = hits
+        .into_iter()
+        .map(|h| (h.id, h.score.to_bits()))
+        .collect();
     assert_eq!(got, exact[0]);
     drop(index.writer().unwrap());
     assert!(!files[0].exists());

@@ -374,7 +374,9 @@ mod tests {
             bad.segments[1].vector_lists = Some(lists);
             let err = refusal(&bad);
             assert!(
-                err.contains(&format!("segments[1] seg-000002: vector_lists {lists}: not 1 to its 3")),
+                err.contains(&format!(
+                    "segments[1] seg-000002: vector_lists {lists}: not 1 to its 3"
+                )),
                 "{err}"
             );
         }

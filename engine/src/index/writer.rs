@@ -23,12 +23,12 @@ use crate::analysis::Analyzer;
 use crate::directory::{DirLock, LOCK_FILE, fsync_dir};
 use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::vectors::IvfSettings;
 use crate::segment::deletes::{self, DeleteSet};
 use crate::segment::{
     BuiltSegment, CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress,
     SegmentMeta, SegmentReader, build_segment, segment_name,
 };
+use crate::vectors::IvfSettings;
 
 /// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
 /// abstract or article, low enough that one line cannot exhaust memory on its own.
@@ -625,7 +625,12 @@ impl IndexWriter {
                 None => &st.manifest,
             };
             let (fields, vector_dim) = (manifest.fields.clone(), manifest.vector_dim);
-            (segment_name(st.allocate_segment_id()), fields, vector_dim, st.ivf)
+            (
+                segment_name(st.allocate_segment_id()),
+                fields,
+                vector_dim,
+                st.ivf,
+            )
         };
         let built = build_segment(
             &name,

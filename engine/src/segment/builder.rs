@@ -439,7 +439,10 @@ pub(crate) fn build_segment(
     // never both peak; summing them overstates a little, never understates. The IVF
     // file's clustering (centroids, sample, a list number per document) is held beside
     // the encoded files, and counted with them.
-    let output_bytes: usize = files.iter().map(|(_, bytes)| bytes.capacity()).sum::<usize>()
+    let output_bytes: usize = files
+        .iter()
+        .map(|(_, bytes)| bytes.capacity())
+        .sum::<usize>()
         + clustering_bytes;
     let order_bytes =
         (order.as_ref().map_or(0, Vec::capacity) + new_id.as_ref().map_or(0, Vec::capacity)) * 4;
@@ -493,7 +496,9 @@ mod tests {
     fn an_ivf_file_and_its_clustering_count_in_the_build_heap() {
         let docs: Vec<Document> = (0..400)
             .map(|i| {
-                let v = (0..512).map(|j| ((i * 31 + j * 17) % 97) as f32 - 48.0).collect();
+                let v = (0..512)
+                    .map(|j| ((i * 31 + j * 17) % 97) as f32 - 48.0)
+                    .collect();
                 Document::new(format!("d{i}"), "", "a b").with_vector(v)
             })
             .collect();

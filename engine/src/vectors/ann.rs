@@ -133,7 +133,14 @@ impl Segment<'_> {
                 let score = dot(query, c);
                 // Finite centroids and query: only an overflow is not finite, and NaN
                 // (infinities of both signs) ranks last, as in exact search.
-                (if score.is_nan() { f32::NEG_INFINITY } else { score }, l as u32)
+                (
+                    if score.is_nan() {
+                        f32::NEG_INFINITY
+                    } else {
+                        score
+                    },
+                    l as u32,
+                )
             })
             .collect();
         stats.centroids_scored += order.len() as u64;
@@ -167,4 +174,3 @@ impl Segment<'_> {
         Ok(())
     }
 }
-

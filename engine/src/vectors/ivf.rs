@@ -253,7 +253,10 @@ impl<'a> IvfLists<'a> {
             .ids
             .get(4 * start as usize..4 * end as usize)
             .unwrap_or_default();
-        ids.as_chunks::<4>().0.iter().map(|b| u32::from_le_bytes(*b))
+        ids.as_chunks::<4>()
+            .0
+            .iter()
+            .map(|b| u32::from_le_bytes(*b))
     }
 }
 
@@ -342,7 +345,10 @@ mod tests {
             [vec![1, 4], vec![0, 2, 3], vec![]]
         );
         let p = Path::new("i");
-        let l = IvfShape::open(p, &b, 5, 2, 3).unwrap().validate(p, &b).unwrap();
+        let l = IvfShape::open(p, &b, 5, 2, 3)
+            .unwrap()
+            .validate(p, &b)
+            .unwrap();
         let second: Vec<f32> = l
             .centroids()
             .nth(1)
@@ -444,7 +450,10 @@ mod tests {
         for (edit, says) in cases {
             let err = edited(edit).unwrap_err();
             assert!(err.to_string().contains(says), "{says}: {err}");
-            assert!(err.to_string().starts_with("i: corrupt vector lists"), "{err}");
+            assert!(
+                err.to_string().starts_with("i: corrupt vector lists"),
+                "{err}"
+            );
         }
     }
 }

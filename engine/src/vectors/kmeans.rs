@@ -86,8 +86,8 @@ pub(crate) fn cluster(rows: Rows<'_>, lists: usize, parallel: bool) -> Clusterin
             dim,
         );
     }
-    let training_bytes = 4 * (sample.capacity() + assignment.capacity() + counts.capacity())
-        + 8 * sums.capacity();
+    let training_bytes =
+        4 * (sample.capacity() + assignment.capacity() + counts.capacity()) + 8 * sums.capacity();
     drop((sample, sums, counts));
     let mut all = vec![u32::MAX; docs];
     assign(rows, None, &centroids, dim, &mut all, parallel);
@@ -272,7 +272,11 @@ mod tests {
         assert_eq!(s.len(), 100);
         assert!(s.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(sample_indices(50, 50, 7), (0..50).collect::<Vec<u32>>());
-        assert_eq!(sample_indices(1000, 100, 7), s, "the same seed, the same sample");
+        assert_eq!(
+            sample_indices(1000, 100, 7),
+            s,
+            "the same seed, the same sample"
+        );
         assert_ne!(sample_indices(1000, 100, 8), s);
     }
 
@@ -337,7 +341,10 @@ mod tests {
         assert!(c.centroids.iter().all(|v| v.is_finite()));
         // One row, one list.
         let c = clustered(&[vec![1.0, 2.0]], 5, false);
-        assert_eq!((c.assignment.as_slice(), c.centroids.len()), (&[0u32][..], 2));
+        assert_eq!(
+            (c.assignment.as_slice(), c.centroids.len()),
+            (&[0u32][..], 2)
+        );
     }
 
     #[test]
@@ -345,7 +352,10 @@ mod tests {
         let centroids = [1.0f32, 0.0, 0.0, 1.0, 0.0, 1.0];
         let row: Vec<u8> = [0.2f32, 0.9].iter().flat_map(|v| v.to_le_bytes()).collect();
         assert_eq!(nearest(&centroids, 2, &row), 1);
-        let row: Vec<u8> = [f32::NAN, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let row: Vec<u8> = [f32::NAN, 0.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         assert_eq!(nearest(&centroids, 2, &row), 0);
     }
 }

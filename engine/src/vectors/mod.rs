@@ -27,8 +27,8 @@ mod ivf;
 mod kmeans;
 mod merge;
 
-pub use ann::{DEFAULT_PROBES, VectorSearchOptions, VectorSearchStats};
 pub(crate) use ann::top_k as approximate_top_k;
+pub use ann::{DEFAULT_PROBES, VectorSearchOptions, VectorSearchStats};
 pub use build::{DEFAULT_IVF_MIN_DOCS, IvfSettings};
 pub(crate) use build::{ivf_body, write_merged_ivf};
 pub(crate) use dot::dot;

@@ -170,7 +170,9 @@ impl Mixture {
 /// at all for the lists to find).
 pub fn uniform_vector(i: u64, dim: usize) -> Vec<f32> {
     let mut rng = Rng::new(i ^ 0xA11CE);
-    (0..dim).map(|_| (2.0 * rng.uniform() - 1.0) as f32).collect()
+    (0..dim)
+        .map(|_| (2.0 * rng.uniform() - 1.0) as f32)
+        .collect()
 }
 
 /// Mean recall@k of `approximate` against `exact` (lists of hits per query): the share
@@ -178,7 +180,10 @@ pub fn uniform_vector(i: u64, dim: usize) -> Vec<f32> {
 pub fn mean_recall(exact: &[Vec<Hit>], approximate: &[Vec<Hit>]) -> f64 {
     assert_eq!(exact.len(), approximate.len());
     let per_query = exact.iter().zip(approximate).map(|(e, a)| {
-        let found = e.iter().filter(|h| a.iter().any(|g| g.doc == h.doc)).count();
+        let found = e
+            .iter()
+            .filter(|h| a.iter().any(|g| g.doc == h.doc))
+            .count();
         found as f64 / e.len().max(1) as f64
     });
     per_query.sum::<f64>() / exact.len() as f64
