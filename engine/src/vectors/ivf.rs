@@ -30,9 +30,9 @@ use crate::segment::checked::{CheckedFile, Integrity};
 /// Bytes before the first centroid.
 const HEADER_LEN: usize = 12;
 
-/// The most lists a file may hold (a manifest naming more is refused): the square root
-/// of the most documents a segment can hold, which [`super::build::lists_for`] never
-/// exceeds.
+/// The most lists an IVF file may hold (a manifest naming more is refused): about the
+/// square root of the most documents a segment can hold, which the writer's √docs lists
+/// never exceed.
 pub const MAX_LISTS: u32 = 65_535;
 
 /// Calls `sink` with the body of an IVF file, in order: the header, `centroids`
