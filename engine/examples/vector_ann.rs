@@ -10,6 +10,7 @@
 //!   --embeddings FILE   index these vectors instead: JSONL lines {"_id": str, "vector":
 //!                       [f32, ...]} (heddle-eval embed's cache), or a binary file
 //!                       `n u32 | dim u32 | n × dim f32`, all little-endian
+//!   --limit N           index only the first N vectors of --embeddings
 //!   --query-embeddings FILE   queries in the same formats (default: with --embeddings,
 //!                       --queries vectors held out of the file, evenly spaced; without,
 //!                       fresh draws from the mixture)
@@ -38,6 +39,7 @@ struct Options {
     clusters: usize,
     spread: f32,
     embeddings: Option<PathBuf>,
+    limit: Option<usize>,
     query_embeddings: Option<PathBuf>,
     queries: usize,
     passes: usize,
@@ -56,6 +58,7 @@ fn parse() -> Result<Options, String> {
         clusters: 1000,
         spread: 1.0,
         embeddings: None,
+        limit: None,
         query_embeddings: None,
         queries: 200,
         passes: 1,
@@ -80,6 +83,7 @@ fn parse() -> Result<Options, String> {
             "--clusters" => o.clusters = number(&value)?.max(1),
             "--spread" => o.spread = value.parse().map_err(|e| format!("{flag}: {e}"))?,
             "--embeddings" => o.embeddings = Some(value.into()),
+            "--limit" => o.limit = Some(number(&value)?),
             "--query-embeddings" => o.query_embeddings = Some(value.into()),
             "--queries" => o.queries = number(&value)?.max(1),
             "--passes" => o.passes = number(&value)?.max(1),
@@ -261,7 +265,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let o = parse()?;
     let (docs, queries): (Vec<Embedding>, Vec<Vec<f32>>) = match &o.embeddings {
         Some(path) => {
-            let all = read_embeddings(path)?;
+            let mut all = read_embeddings(path)?;
+            all.truncate(o.limit.unwrap_or(usize::MAX));
             let (all, queries) = match &o.query_embeddings {
                 Some(q) => {
                     let queries = read_embeddings(q)?.into_iter().take(o.queries);
