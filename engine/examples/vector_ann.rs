@@ -18,7 +18,10 @@
 //!   --passes P          timed passes over the queries per probe count (default 1)
 //!   --exact-passes P    timed passes of exact search (default 1)
 //!   --k K               hits per query (default 10)
-//!   --probes LIST       probe counts to measure (default 1,2,4,8,16,24,32,64,128)
+//!   --probes LIST       probe counts to measure, each a number or `all` (default
+//!                       1,2,4,8,16,32,64)
+//!   --scales LIST       Probes::Scaled factors to measure (default 1,2,3,4; 3 is
+//!                       heddle's default)
 //!   --segments S        commits the vectors are added in (default 2), then merged into one
 //!   --keep-segments     search the segments as committed, without the merge
 //!   --min-docs M        IvfSettings::min_docs (default heddle's)
@@ -31,7 +34,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use heddle::{Document, Hit, Index, IndexSettings, IvfSettings, VectorSearchOptions};
+use heddle::{Document, Hit, Index, IndexSettings, IvfSettings, Probes, VectorSearchOptions};
 
 struct Options {
     n: usize,
@@ -45,7 +48,7 @@ struct Options {
     passes: usize,
     exact_passes: usize,
     k: usize,
-    probes: Vec<usize>,
+    probes: Vec<Probes>,
     segments: usize,
     keep_segments: bool,
     min_docs: u32,
@@ -64,11 +67,12 @@ fn parse() -> Result<Options, String> {
         passes: 1,
         exact_passes: 1,
         k: 10,
-        probes: vec![1, 2, 4, 8, 16, 24, 32, 64, 128],
+        probes: [1, 2, 4, 8, 16, 32, 64].map(Probes::Count).to_vec(),
         segments: 2,
         keep_segments: false,
         min_docs: IvfSettings::default().min_docs,
     };
+    o.probes.extend([1.0, 2.0, 3.0, 4.0].map(Probes::Scaled));
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--keep-segments" {
@@ -91,7 +95,22 @@ fn parse() -> Result<Options, String> {
             "--k" => o.k = number(&value)?,
             "--segments" => o.segments = number(&value)?.max(1),
             "--min-docs" => o.min_docs = value.parse().map_err(|e| format!("{flag}: {e}"))?,
-            "--probes" => o.probes = value.split(',').map(number).collect::<Result<_, _>>()?,
+            "--probes" => {
+                o.probes.retain(|p| matches!(p, Probes::Scaled(_)));
+                for p in value.split(',') {
+                    o.probes.push(match p {
+                        "all" => Probes::All,
+                        count => Probes::Count(number(count)?),
+                    });
+                }
+            }
+            "--scales" => {
+                o.probes.retain(|p| !matches!(p, Probes::Scaled(_)));
+                for f in value.split(',') {
+                    let factor = f.parse().map_err(|e| format!("{flag} {f}: {e}"))?;
+                    o.probes.push(Probes::Scaled(factor));
+                }
+            }
             _ => return Err(format!("unknown option {flag}")),
         }
     }
@@ -371,36 +390,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queries.len() * o.exact_passes
     );
     println!(
-        "{:>10} {:>10} {:>10} {:>10} {:>12}",
-        "probes", "recall@10", "median", "p99", "rows/query"
+        "{:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
+        "probes", "recall@10", "median", "p99", "lists/seg", "rows/query"
     );
     let (exact, times) = timed(&queries, o.exact_passes, |q| {
         searcher.search_vector_exact(q, k).expect("exact search")
     });
     println!(
-        "{:>10} {:>10.4} {:>10} {:>10} {:>12}",
+        "{:>10} {:>10.4} {:>10} {:>10} {:>10} {:>11}",
         "exact",
         1.0,
         ms(quantile(&times, 0.5)),
         ms(quantile(&times, 0.99)),
+        "-",
         index.num_docs()
     );
     for &probes in &o.probes {
         let opts = VectorSearchOptions { k, probes };
-        let mut rows = 0u64;
+        let (mut rows, mut lists, mut segments) = (0u64, 0u64, 0u64);
         let (found, times) = timed(&queries, o.passes, |q| {
             let (hits, stats) = searcher
                 .search_vector_with_stats(q, &opts)
                 .expect("approximate search");
             rows += stats.rows_scored + stats.centroids_scored;
+            lists += stats.lists_probed;
+            segments += stats.segments_probed as u64;
             hits
         });
+        let label = match probes {
+            Probes::Scaled(f) => format!("{f}√lists"),
+            Probes::Count(n) => n.to_string(),
+            Probes::All => "all".into(),
+        };
         println!(
-            "{:>10} {:>10.4} {:>10} {:>10} {:>12.0}",
-            probes,
+            "{:>10} {:>10.4} {:>10} {:>10} {:>10.1} {:>11.0}",
+            label,
             recall(&exact, &found),
             ms(quantile(&times, 0.5)),
             ms(quantile(&times, 0.99)),
+            lists as f64 / segments.max(1) as f64,
             rows as f64 / ((1 + o.passes) * queries.len()) as f64
         );
     }

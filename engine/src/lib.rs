@@ -50,5 +50,5 @@ pub use index::{
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
 pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};
 pub use vectors::{
-    IvfSettings, MAX_VECTOR_DIM, VectorProblem, VectorSearchOptions, VectorSearchStats,
+    IvfSettings, MAX_VECTOR_DIM, Probes, VectorProblem, VectorSearchOptions, VectorSearchStats,
 };

@@ -10,10 +10,9 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use common::vectors::{Mixture, mean_recall, uniform_vector, unit_vector};
-use heddle::vectors::DEFAULT_PROBES;
 use heddle::{
-    Document, Hit, Index, IndexSettings, IvfSettings, VectorSearchOptions, VectorSearchStats,
-    check_index,
+    Document, Hit, Index, IndexSettings, IvfSettings, Probes, VectorSearchOptions,
+    VectorSearchStats, check_index,
 };
 
 /// A new index of dimension `dim` holding `vectors` as documents `v0, v1, ...`, committed
@@ -41,7 +40,10 @@ fn build(dir: &Path, vectors: &[Vec<f32>], segments: usize, min_docs: u32) -> In
 }
 
 fn opts(k: usize, probes: usize) -> VectorSearchOptions {
-    VectorSearchOptions { k, probes }
+    VectorSearchOptions {
+        k,
+        probes: Probes::Count(probes),
+    }
 }
 
 /// Hits as (internal doc, score bits): equal exactly when ranks, documents and scores are.
@@ -56,14 +58,15 @@ fn approximate(
     index: &Index,
     queries: &[Vec<f32>],
     k: usize,
-    probes: usize,
+    probes: Probes,
 ) -> (Vec<Vec<Hit>>, VectorSearchStats) {
     let s = index.searcher();
     let mut total = VectorSearchStats::default();
     let hits = queries
         .iter()
         .map(|q| {
-            let (hits, stats) = s.search_vector_with_stats(q, &opts(k, probes)).unwrap();
+            let opts = VectorSearchOptions { k, probes };
+            let (hits, stats) = s.search_vector_with_stats(q, &opts).unwrap();
             total.rows_scored += stats.rows_scored;
             total.lists_probed += stats.lists_probed;
             total.segments_probed += stats.segments_probed;
@@ -121,19 +124,17 @@ fn recall_at_10_with_the_default_probes_is_at_least_0_95_on_clustered_vectors() 
     let c = &*CLUSTERED;
     assert_eq!(c.index.segments()[0].vector_lists, Some(141));
     let exact = exact(&c.index, &c.queries, 10);
-    let (found, stats) = approximate(&c.index, &c.queries, 10, DEFAULT_PROBES);
+    let (found, stats) = approximate(&c.index, &c.queries, 10, Probes::default());
     let recall = mean_recall(&exact, &found);
     let rows_per_query = stats.rows_scored as f64 / c.queries.len() as f64;
     eprintln!(
-        "default probes {DEFAULT_PROBES}: recall@10 {recall:.4}, {rows_per_query:.0} rows a query of {}",
+        "default probes: recall@10 {recall:.4}, {rows_per_query:.0} rows a query of {}",
         c.docs
     );
     assert!(recall >= 0.95, "recall@10 {recall}");
     assert_eq!(stats.segments_probed, c.queries.len());
-    assert_eq!(
-        stats.lists_probed,
-        (DEFAULT_PROBES * c.queries.len()) as u64
-    );
+    // ⌈3 × √141⌉ lists a query.
+    assert_eq!(stats.lists_probed, 36 * c.queries.len() as u64);
     // Approximate, and for a reason: a fraction of the rows.
     assert!(
         rows_per_query < 0.3 * c.docs as f64,
@@ -154,7 +155,7 @@ fn more_probes_raise_recall_until_all_lists_give_exactly_the_exact_answer() {
     let mut last = 0.0;
     let mut recalls = Vec::new();
     for probes in [1, 2, 4, 8, 16, 32, 64, 141] {
-        let (found, stats) = approximate(&c.index, &c.queries, 10, probes);
+        let (found, stats) = approximate(&c.index, &c.queries, 10, Probes::Count(probes));
         let recall = mean_recall(&exact10, &found);
         recalls.push((probes, recall));
         // The lists probed only grow with `probes`, so no exact hit found is lost.
@@ -178,7 +179,7 @@ fn more_probes_raise_recall_until_all_lists_give_exactly_the_exact_answer() {
     let queries = &c.queries[..20];
     for k in [1, 100] {
         let exact = exact(&c.index, queries, k);
-        let (found, _) = approximate(&c.index, queries, k, usize::MAX);
+        let (found, _) = approximate(&c.index, queries, k, Probes::All);
         for (e, a) in exact.iter().zip(&found) {
             assert_eq!(exactly(a), exactly(e), "k {k}");
         }
@@ -299,19 +300,19 @@ fn merges_rebuild_the_lists_from_the_merged_rows() {
     assert_eq!(segments[0].vector_lists, Some(89)); // √8000, rounded
     assert_eq!(ivf_files(dir.path()), [format!("{}.ivf", segments[0].name)]);
     let exact10 = exact(&index, &queries, 10);
-    let (found, stats) = approximate(&index, &queries, 10, usize::MAX);
+    let (found, stats) = approximate(&index, &queries, 10, Probes::All);
     for (e, a) in exact10.iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
     }
     assert_eq!(stats.rows_scored, 8000 * queries.len() as u64);
-    let (found, _) = approximate(&index, &queries, 10, DEFAULT_PROBES);
+    let (found, _) = approximate(&index, &queries, 10, Probes::default());
     let recall = mean_recall(&exact10, &found);
     assert!(recall >= 0.95, "recall@10 after the merge {recall}");
     assert!(check_index(dir.path()).is_ok());
     drop(index);
     // Reopened, the merged segment's lists are read from its file.
     let reopened = Index::open(dir.path()).unwrap();
-    let (again, _) = approximate(&reopened, &queries, 10, DEFAULT_PROBES);
+    let (again, _) = approximate(&reopened, &queries, 10, Probes::default());
     for (a, b) in found.iter().zip(&again) {
         assert_eq!(exactly(a), exactly(b));
     }
@@ -337,7 +338,7 @@ fn a_merge_gives_lists_only_to_a_segment_large_enough() {
     w.collect_garbage().unwrap();
     assert_eq!(index.segments()[0].vector_lists, None);
     assert!(ivf_files(dir.path()).is_empty());
-    let (found, stats) = approximate(&index, &queries, 10, 1);
+    let (found, stats) = approximate(&index, &queries, 10, Probes::Count(1));
     assert_eq!(stats.segments_scanned, queries.len());
     for (e, a) in exact(&index, &queries, 10).iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
@@ -356,7 +357,7 @@ fn segments_below_the_threshold_are_scanned_exactly() {
     );
     assert!(index.segments().iter().all(|s| s.vector_lists.is_none()));
     assert!(ivf_files(dir.path()).is_empty());
-    let (found, stats) = approximate(&index, &queries, 10, 1);
+    let (found, stats) = approximate(&index, &queries, 10, Probes::Count(1));
     for (e, a) in exact(&index, &queries, 10).iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
     }
@@ -375,10 +376,10 @@ fn segments_below_the_threshold_are_scanned_exactly() {
     }
     w.commit().unwrap();
     assert_eq!(index.segments()[3].vector_lists, Some(45));
-    let (found, stats) = approximate(&index, &queries, 10, 2);
+    let (found, stats) = approximate(&index, &queries, 10, Probes::Count(2));
     assert_eq!((stats.segments_scanned, stats.segments_probed), (3 * n, n));
     assert!(stats.rows_scored < 5000 * n as u64);
-    let (all, _) = approximate(&index, &queries, 10, usize::MAX);
+    let (all, _) = approximate(&index, &queries, 10, Probes::All);
     let exact = exact(&index, &queries, 10);
     for (e, a) in exact.iter().zip(&all) {
         assert_eq!(exactly(a), exactly(e));
@@ -396,7 +397,12 @@ fn uniform_vectors_without_clusters_still_meet_the_oracle_with_all_lists() {
     let exact10 = exact(&index, &queries, 10);
     let mut last = 0.0;
     let mut recalls = Vec::new();
-    for probes in [1, 4, DEFAULT_PROBES, 71] {
+    for probes in [
+        Probes::Count(1),
+        Probes::Count(4),
+        Probes::default(),
+        Probes::All,
+    ] {
         let (found, _) = approximate(&index, &queries, 10, probes);
         let recall = mean_recall(&exact10, &found);
         recalls.push((probes, recall));
@@ -406,7 +412,7 @@ fn uniform_vectors_without_clusters_still_meet_the_oracle_with_all_lists() {
     // No structure to find: recall grows with the share of lists probed, slowly.
     eprintln!("uniform vectors, recall@10 by probes: {recalls:?}");
     assert_eq!(last, 1.0);
-    let (found, _) = approximate(&index, &queries, 10, 71);
+    let (found, _) = approximate(&index, &queries, 10, Probes::Count(71));
     for (e, a) in exact10.iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::error_path;
 use common::vectors::{DIM, unit_vector, vector_doc, vector_index};
-use heddle::{Error, Index, IvfSettings, SearchOptions, VectorSearchOptions, check_index};
+use heddle::{Error, Index, IvfSettings, Probes, SearchOptions, VectorSearchOptions, check_index};
 
 const DOCS: usize = 150;
 /// √150, rounded: the lists of each segment.
@@ -70,7 +70,10 @@ fn ann_answers(dir: &Path) -> heddle::Result<Answers> {
     QUERIES
         .iter()
         .map(|&q| {
-            let opts = VectorSearchOptions { k: 10, probes: 2 };
+            let opts = VectorSearchOptions {
+                k: 10,
+                probes: Probes::Count(2),
+            };
             Ok(s.search_vector(&unit_vector(q, DIM), &opts)?
                 .into_iter()
                 .map(|h| (h.id, h.score.to_bits()))

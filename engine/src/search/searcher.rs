@@ -127,11 +127,11 @@ impl Searcher {
     /// The approximate top `opts.k` live documents by inner product with `query`, ranked
     /// and scored as [`Searcher::search_vector_exact`] ranks and scores them, from fewer
     /// rows: in each segment with an IVF file (see [`crate::vectors::IvfSettings`]) only
-    /// the rows of the `opts.probes` lists whose centroids are nearest the query, and
-    /// of further lists until the segment gave `k` live candidates; other segments are
-    /// scanned exactly. Every hit is a live document with its exact score; a document
-    /// of the exact top k may be missing (recall below 1). Probing every list
-    /// (`probes: usize::MAX`) gives exactly the exact answer.
+    /// the rows of the lists whose centroids are nearest the query (as many as
+    /// `opts.probes` says), and of further lists until the segment gave `k` live
+    /// candidates; other segments are scanned exactly. Every hit is a live document
+    /// with its exact score; a document of the exact top k may be missing (recall below
+    /// 1). Probing every list ([`crate::Probes::All`]) gives exactly the exact answer.
     pub fn search_vector(&self, query: &[f32], opts: &VectorSearchOptions) -> Result<Vec<Hit>> {
         Ok(self.search_vector_with_stats(query, opts)?.0)
     }

@@ -28,7 +28,7 @@ mod kmeans;
 mod merge;
 
 pub(crate) use ann::top_k as approximate_top_k;
-pub use ann::{DEFAULT_PROBES, VectorSearchOptions, VectorSearchStats};
+pub use ann::{DEFAULT_PROBE_SCALE, Probes, VectorSearchOptions, VectorSearchStats};
 pub use build::{DEFAULT_IVF_MIN_DOCS, IvfSettings};
 pub(crate) use build::{ivf_body, write_merged_ivf};
 pub(crate) use dot::dot;
