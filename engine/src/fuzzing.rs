@@ -127,6 +127,41 @@ pub fn vectors(bytes: &[u8]) {
     }
 }
 
+/// An IVF body, for the document count, dimension and list count its own header names
+/// (within what a manifest would allow): open and validate it, then read it as an
+/// approximate search does (every centroid scored against a query, every list walked).
+pub fn ivf(bytes: &[u8]) {
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (docs, dim, lists) = (word(0), word(4), word(8));
+    let manifest_allows = (1..=crate::MAX_VECTOR_DIM as u32).contains(&dim)
+        && (1..=crate::vectors::MAX_LISTS).contains(&lists)
+        && lists <= docs;
+    if !manifest_allows {
+        return;
+    }
+    let path = Path::new(PATH);
+    let Ok(shape) = crate::vectors::IvfShape::open(path, bytes, docs, dim, lists) else {
+        return;
+    };
+    let Ok(ivf) = shape.validate(path, bytes) else {
+        return;
+    };
+    let query: Vec<f32> = (0..dim).map(|i| 1.0 / (1 + i) as f32).collect();
+    let mut best = f32::NEG_INFINITY;
+    for centroid in ivf.centroids() {
+        best = best.max(crate::vectors::dot(&query, centroid));
+    }
+    let mut seen = 0u64;
+    for l in 0..ivf.len() {
+        seen += ivf.list(l).map(u64::from).sum::<u64>();
+    }
+    std::hint::black_box((best, seen));
+}
+
 /// A delete bitmap body (roaring serialization) with its footer.
 pub fn deletes(bytes: &[u8]) {
     let _ = crate::segment::deletes::decode(Path::new(PATH), bytes, u32::MAX);
@@ -141,5 +176,6 @@ pub fn all(bytes: &[u8]) {
     store(bytes);
     lengths(bytes);
     vectors(bytes);
+    ivf(bytes);
     deletes(bytes);
 }

@@ -49,4 +49,6 @@ pub use index::{
 };
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
 pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};
-pub use vectors::{MAX_VECTOR_DIM, VectorProblem};
+pub use vectors::{
+    IvfSettings, MAX_VECTOR_DIM, Probes, VectorProblem, VectorSearchOptions, VectorSearchStats,
+};

@@ -5,38 +5,12 @@
 //!
 //! One test in this file: the allocator counts every thread of the process.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod counting;
 
+use std::sync::atomic::Ordering;
+
+use counting::{CURRENT, PEAK};
 use heddle::{AnalyzerConfig, Document, Index, IndexSettings};
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed to the system allocator unchanged; the counters only
-// observe the sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's promises about `layout` are passed on.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `alloc` above with this `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
 
 const WORDS: [&str; 16] = [
     "virus", "mask", "vaccine", "hospital", "bat", "droplet", "immune", "school", "cell",

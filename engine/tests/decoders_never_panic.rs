@@ -30,10 +30,11 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
     w.commit().unwrap();
     w.delete("d1");
     w.commit().unwrap();
-    // And an index with vectors, for its vectors files.
+    // And an index with vectors, for its vectors files and IVF files.
     let vec_dir = dir.path().join("vectors");
     let index = common::vectors::vector_index(&vec_dir, common::vectors::DIM);
     let mut w = index.writer().unwrap();
+    w.set_ivf(heddle::IvfSettings { min_docs: 1 });
     for i in 0..12 {
         w.add(common::vectors::vector_doc(i)).unwrap();
     }
@@ -41,10 +42,13 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
     let mut bodies = Vec::new();
     for entry in std::fs::read_dir(&vec_dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "vec") {
-            let bytes = std::fs::read(&path).unwrap();
-            bodies.push(("vectors", common::body_of(&bytes).to_vec()));
-        }
+        let kind = match path.extension().and_then(|e| e.to_str()) {
+            Some("vec") => "vectors",
+            Some("ivf") => "ivf",
+            _ => continue,
+        };
+        let bytes = std::fs::read(&path).unwrap();
+        bodies.push((kind, common::body_of(&bytes).to_vec()));
     }
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         let path = entry.unwrap().path();
@@ -85,6 +89,7 @@ fn kind_of(name: &str) -> &'static str {
         Some("lens") => "lengths",
         Some("store") => "store",
         Some("vec") => "vectors",
+        Some("ivf") => "ivf",
         _ => "footer",
     }
 }
@@ -97,6 +102,7 @@ fn decode(kind: &str, bytes: &[u8]) {
         "lengths" => fuzzing::lengths(bytes),
         "store" => fuzzing::store(bytes),
         "vectors" => fuzzing::vectors(bytes),
+        "ivf" => fuzzing::ivf(bytes),
         "deletes" => fuzzing::deletes(bytes),
         _ => fuzzing::all(bytes),
     }

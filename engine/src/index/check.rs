@@ -1,6 +1,6 @@
 //! A full consistency check of an index directory: every file's footer and checksum,
 //! then every structure inside (term dictionaries, every postings list, lengths, stored
-//! records, delete sets, vectors), and every count the manifest records against the
+//! records, delete sets, vectors and their lists), and every count the manifest records against the
 //! files it describes. Reports every problem found, not just the first.
 
 use std::path::Path;
@@ -129,6 +129,13 @@ fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
             }),
             Err(e) => report.problems.push(e),
         }
+    }
+    // The IVF file's header and length were checked at open; left: its structure
+    // (every document in exactly one list, offsets in order, finite centroids).
+    if let Some(ivf) = reader.ivf()
+        && let Err(e) = ivf.lists()
+    {
+        report.problems.push(e);
     }
 }
 

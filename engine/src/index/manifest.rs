@@ -154,6 +154,24 @@ impl Manifest {
                     s.name, s.vector_dim, self.vector_dim
                 ));
             }
+            // An IVF file needs vectors, a list per centroid, and a document per list at
+            // least; readers size nothing from it beyond what the file's length allows.
+            if let Some(lists) = s.vector_lists {
+                if s.vector_dim.is_none() {
+                    return Err(format!(
+                        "{at} {} has vector_lists {lists} and no vectors",
+                        s.name
+                    ));
+                }
+                if lists == 0 || lists > crate::vectors::MAX_LISTS || lists > s.doc_count {
+                    return Err(format!(
+                        "{at} {}: vector_lists {lists}: not 1 to its {} documents (at most {})",
+                        s.name,
+                        s.doc_count,
+                        crate::vectors::MAX_LISTS
+                    ));
+                }
+            }
             // Snapshot totals sum every field over every segment.
             for f in Field::ALL.into_iter().filter(|f| !s.has_field(*f)) {
                 let (tokens, terms) = (s.tokens.get(f), s.terms.get(f));
@@ -223,6 +241,7 @@ mod tests {
                 terms: FieldCounts::default(),
                 deletes: None,
                 vector_dim: None,
+                vector_lists: None,
             });
         }
         m.next_segment_id = 3;
@@ -334,6 +353,36 @@ mod tests {
             }
             assert!(refusal(&absurd).contains(&format!("vector_dim {dim}")));
         }
+    }
+
+    #[test]
+    fn vector_lists_need_vectors_and_a_document_each() {
+        let path = Path::new("MANIFEST");
+        let mut m = two_segments();
+        m.vector_dim = Some(8);
+        for s in &mut m.segments {
+            s.vector_dim = Some(8);
+        }
+        m.segments[1].vector_lists = Some(3);
+        let body = body_of(&m);
+        assert_eq!(Manifest::parse(path, &body).unwrap(), m);
+        let text = String::from_utf8_lossy(&body).into_owned();
+        assert_eq!(text.matches("\"vector_lists\":3").count(), 1, "{text}");
+
+        for lists in [0, 4, crate::vectors::MAX_LISTS + 1] {
+            let mut bad = m.clone();
+            bad.segments[1].vector_lists = Some(lists);
+            let err = refusal(&bad);
+            assert!(
+                err.contains(&format!(
+                    "segments[1] seg-000002: vector_lists {lists}: not 1 to its 3"
+                )),
+                "{err}"
+            );
+        }
+        let mut without_vectors = two_segments();
+        without_vectors.segments[0].vector_lists = Some(1);
+        assert!(refusal(&without_vectors).contains("has vector_lists 1 and no vectors"));
     }
 
     /// Manifests written before vectors existed have no `vector_dim` anywhere; one

@@ -40,7 +40,7 @@ pub(crate) fn run_merge(
     choose: impl FnOnce(&[u64]) -> Option<Range<usize>>,
 ) -> Result<Option<MergeStats>> {
     let started = Instant::now();
-    let (snapshot, range, name, fields) = {
+    let (snapshot, range, name, fields, ivf) = {
         let mut st = state.lock();
         st.ensure_healthy()?;
         if st.merging {
@@ -58,13 +58,16 @@ pub(crate) fn run_merge(
         };
         let name = segment_name(st.allocate_segment_id());
         st.merging = true;
-        (snapshot, range, name, st.manifest.fields.clone())
+        (snapshot, range, name, st.manifest.fields.clone(), st.ivf)
     };
-    let result = merge_and_publish(shared, state, snapshot, range, &name, &fields, started);
+    let result = merge_and_publish(
+        shared, state, snapshot, range, &name, &fields, &ivf, started,
+    );
     state.lock().merging = false;
     result.map(Some)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn merge_and_publish(
     shared: &Shared,
     state: &Mutex<WriterState>,
@@ -72,6 +75,7 @@ fn merge_and_publish(
     range: Range<usize>,
     name: &str,
     fields: &[crate::Field],
+    ivf: &crate::vectors::IvfSettings,
     started: Instant,
 ) -> Result<MergeStats> {
     let run: Vec<LiveSegment> = snapshot.segments()[range.clone()].to_vec();
@@ -86,7 +90,7 @@ fn merge_and_publish(
     // lock, which a commit waits on: the name is this merge's alone, and a failed merge
     // removes what it wrote.
     let dir = shared.dir.as_path();
-    let merged = merge_segments(dir, name, &sources, fields)?;
+    let merged = merge_segments(dir, name, &sources, fields, ivf)?;
     let build = merged.elapsed;
     drop(sources);
     drop(snapshot);

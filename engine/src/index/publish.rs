@@ -13,6 +13,7 @@ use super::{Failpoint, Manifest, Shared, Snapshot};
 use crate::directory::fsync_dir;
 use crate::error::{Error, Result};
 use crate::segment::SegmentComponent;
+use crate::vectors::IvfSettings;
 
 /// What the writer and its merges share, behind one mutex.
 pub(crate) struct WriterState {
@@ -30,6 +31,8 @@ pub(crate) struct WriterState {
     pub merging: bool,
     /// The error of the last background merge, reported by `wait_for_merges`.
     pub merge_error: Option<Error>,
+    /// Which segments the writer's builds and merges give an IVF file.
+    pub ivf: IvfSettings,
 }
 
 impl WriterState {
@@ -42,6 +45,7 @@ impl WriterState {
             obsolete: Vec::new(),
             merging: false,
             merge_error: None,
+            ivf: IvfSettings::default(),
         }
     }
 

@@ -28,6 +28,7 @@ use crate::segment::{
     BuiltSegment, CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress,
     SegmentMeta, SegmentReader, build_segment, segment_name,
 };
+use crate::vectors::IvfSettings;
 
 /// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
 /// abstract or article, low enough that one line cannot exhaust memory on its own.
@@ -241,6 +242,15 @@ impl IndexWriter {
     /// Whether commits start merges in the background (default: yes).
     pub fn set_background_merges(&mut self, enabled: bool) {
         self.background_merges = enabled;
+    }
+
+    /// Which of the segments this writer builds and merges get an IVF file for
+    /// approximate vector search (default [`IvfSettings::default`]: segments of at least
+    /// [`crate::vectors::DEFAULT_IVF_MIN_DOCS`] documents, in an index with vectors). Not
+    /// stored in the index: each segment records whether it has one. A merge that has
+    /// already started keeps the settings it started with.
+    pub fn set_ivf(&mut self, settings: IvfSettings) {
+        self.state.lock().ivf = settings;
     }
 
     /// Bounds the memory the writer holds for documents not yet written (default: no
@@ -608,20 +618,26 @@ impl IndexWriter {
             return None;
         }
         let analyzer = self.build_analyzer();
-        let (name, fields, vector_dim) = {
+        let (name, fields, vector_dim, ivf) = {
             let mut st = self.state.lock();
             let manifest = match &self.reset {
                 Some(r) => &r.manifest,
                 None => &st.manifest,
             };
             let (fields, vector_dim) = (manifest.fields.clone(), manifest.vector_dim);
-            (segment_name(st.allocate_segment_id()), fields, vector_dim)
+            (
+                segment_name(st.allocate_segment_id()),
+                fields,
+                vector_dim,
+                st.ivf,
+            )
         };
         let built = build_segment(
             &name,
             &self.buffer,
             &fields,
             vector_dim,
+            &ivf,
             &analyzer,
             &self.pool,
             &self.reorder,

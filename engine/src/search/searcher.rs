@@ -7,6 +7,7 @@ use super::{exhaustive, maxscore, query};
 use crate::error::{Error, Result};
 use crate::field::Field;
 use crate::index::Snapshot;
+use crate::vectors::{VectorSearchOptions, VectorSearchStats};
 
 /// How to run one query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,6 +122,35 @@ impl Searcher {
         crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
         let top = crate::vectors::exact::top_k(&self.snapshot, query, self.clamp(k))?;
         self.hits(top)
+    }
+
+    /// The approximate top `opts.k` live documents by inner product with `query`, ranked
+    /// and scored as [`Searcher::search_vector_exact`] ranks and scores them, from fewer
+    /// rows: in each segment with an IVF file (see [`crate::vectors::IvfSettings`]) only
+    /// the rows of the lists whose centroids are nearest the query (as many as
+    /// `opts.probes` says), and of further lists until the segment gave `k` live
+    /// candidates; other segments are scanned exactly. Every hit is a live document
+    /// with its exact score; a document of the exact top k may be missing (recall below
+    /// 1). Probing every list ([`crate::Probes::All`]) gives exactly the exact answer.
+    pub fn search_vector(&self, query: &[f32], opts: &VectorSearchOptions) -> Result<Vec<Hit>> {
+        Ok(self.search_vector_with_stats(query, opts)?.0)
+    }
+
+    /// [`Searcher::search_vector`], with what it did: segments probed and scanned,
+    /// lists probed, rows scored.
+    pub fn search_vector_with_stats(
+        &self,
+        query: &[f32],
+        opts: &VectorSearchOptions,
+    ) -> Result<(Vec<Hit>, VectorSearchStats)> {
+        crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
+        let (top, stats) = crate::vectors::approximate_top_k(
+            &self.snapshot,
+            query,
+            self.clamp(opts.k),
+            opts.probes,
+        )?;
+        Ok((self.hits(top)?, stats))
     }
 
     /// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with

@@ -4,7 +4,9 @@
 //! The output streams to disk as it is made: postings and stored fields, nearly all of
 //! a segment's bytes, pass through a buffer on their way to their files, so a merge's
 //! memory is its sources' doc maps, lengths and term dictionaries, not the segment it
-//! builds (docs/DECISIONS.md, "A merge streams its output").
+//! builds (docs/DECISIONS.md, "A merge streams its output"). Vector rows are copied the
+//! same way; the merged segment's IVF file is clustered from the rows read back from
+//! its vectors file, holding a list number per document and the centroids.
 
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -19,6 +21,7 @@ use crate::postings::PostingsWriter;
 use crate::segment::lengths::{DocLengths, LengthTable};
 use crate::store::StoreWriter;
 use crate::termdict::{TermDictWriter, TermInfo, TermWalker};
+use crate::vectors::IvfSettings;
 
 /// A source segment with the deletes to purge.
 pub(crate) struct MergeSource<'a> {
@@ -54,12 +57,14 @@ impl Drop for Created {
     }
 }
 
-/// Merges `sources` into segment `name`, writing its files into `dir`.
+/// Merges `sources` into segment `name`, writing its files into `dir`; its vectors get
+/// an IVF file if `ivf` asks for one at its size.
 pub(crate) fn merge_segments(
     dir: &Path,
     name: &str,
     sources: &[MergeSource<'_>],
     fields: &[Field],
+    ivf: &IvfSettings,
 ) -> Result<Merged> {
     let started = Instant::now();
     // Sources of different vector dimensions are refused before any file is written.
@@ -152,12 +157,23 @@ pub(crate) fn merge_segments(
     created.0.push(lengths_path.clone());
     write_sealed(&lengths_path, &lengths.body())?;
 
+    let mut vector_lists = None;
     if let Some(dim) = vector_dim {
         let vectors_path = path_of(SegmentComponent::Vectors);
         created.0.push(vectors_path.clone());
         let mut vectors = SealedFileWriter::create(&vectors_path)?;
         crate::vectors::write_merged_vectors(sources, &doc_maps, dim, &mut vectors)?;
         vectors.finish()?;
+        // Rebuilt from the merged rows, read back from the file just written: the
+        // sources' lists were clustered on other rows.
+        if let Some(lists) = ivf.lists(next) {
+            let ivf_path = path_of(SegmentComponent::VectorLists);
+            created.0.push(ivf_path.clone());
+            let mut out = SealedFileWriter::create(&ivf_path)?;
+            crate::vectors::write_merged_ivf(&vectors_path, next, dim, lists, &mut out)?;
+            out.finish()?;
+            vector_lists = Some(lists);
+        }
     }
 
     let files = std::mem::take(&mut created.0); // kept: the merge succeeded
@@ -170,6 +186,7 @@ pub(crate) fn merge_segments(
             terms,
             deletes: None,
             vector_dim,
+            vector_lists,
         },
         files,
         doc_maps,

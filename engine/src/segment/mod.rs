@@ -43,6 +43,9 @@ pub enum SegmentComponent {
     Store,
     /// One dense vector per document (indexes created with a vector dimension).
     Vectors,
+    /// The vectors' inverted-file index: centroids and lists (segments the manifest
+    /// gives `vector_lists`).
+    VectorLists,
 }
 
 impl SegmentComponent {
@@ -55,6 +58,7 @@ impl SegmentComponent {
             SegmentComponent::Lengths => "lens".to_string(),
             SegmentComponent::Store => "store".to_string(),
             SegmentComponent::Vectors => "vec".to_string(),
+            SegmentComponent::VectorLists => "ivf".to_string(),
         }
     }
 
@@ -62,9 +66,10 @@ impl SegmentComponent {
         format!("{segment}.{}", self.extension())
     }
 
-    /// Every file of a segment with these indexed fields, and with vectors or not.
-    pub fn all(fields: &[Field], vectors: bool) -> Vec<SegmentComponent> {
-        let mut all = Vec::with_capacity(2 * fields.len() + 3);
+    /// Every file of a segment with these indexed fields, with vectors or not, and with
+    /// vector lists (an IVF file) or not.
+    pub fn all(fields: &[Field], vectors: bool, lists: bool) -> Vec<SegmentComponent> {
+        let mut all = Vec::with_capacity(2 * fields.len() + 4);
         for &f in fields {
             all.push(SegmentComponent::Terms(f));
             all.push(SegmentComponent::Postings(f));
@@ -73,6 +78,9 @@ impl SegmentComponent {
         all.push(SegmentComponent::Store);
         if vectors {
             all.push(SegmentComponent::Vectors);
+        }
+        if lists {
+            all.push(SegmentComponent::VectorLists);
         }
         all
     }
@@ -98,6 +106,11 @@ pub struct SegmentMeta {
     /// when the manifest is read); `None` (and absent from the JSON) without vectors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_dim: Option<u32>,
+    /// The lists of the segment's IVF file (`seg-N.ivf`), which it has exactly when this
+    /// is given (only with a `vector_dim`; 1 to the doc count and to
+    /// [`crate::vectors::MAX_LISTS`]); `None` (and absent from the JSON) without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_lists: Option<u32>,
 }
 
 /// A segment's current delete file.
@@ -121,7 +134,11 @@ impl SegmentMeta {
 
     /// The component files of this segment.
     pub fn components(&self) -> Vec<SegmentComponent> {
-        SegmentComponent::all(&self.fields, self.vector_dim.is_some())
+        SegmentComponent::all(
+            &self.fields,
+            self.vector_dim.is_some(),
+            self.vector_lists.is_some(),
+        )
     }
 
     /// Every file this segment uses now: its components and its delete file.
@@ -155,6 +172,7 @@ mod tests {
                 count: 100,
             }),
             vector_dim: None,
+            vector_lists: None,
         };
         assert_eq!(meta.live_docs(), 0);
     }

@@ -54,7 +54,7 @@ pub(crate) fn classify(name: &str) -> Option<HeddleFile<'_>> {
             generation,
         });
     }
-    SegmentComponent::all(&Field::ALL, true)
+    SegmentComponent::all(&Field::ALL, true, true)
         .into_iter()
         .find(|c| c.extension() == rest)
         .map(|component| HeddleFile::Component { segment, component })
@@ -113,6 +113,13 @@ mod tests {
             Some(HeddleFile::Component {
                 segment: "seg-000003",
                 component: SegmentComponent::Vectors
+            })
+        );
+        assert_eq!(
+            classify("seg-000003.ivf"),
+            Some(HeddleFile::Component {
+                segment: "seg-000003",
+                component: SegmentComponent::VectorLists
             })
         );
         assert_eq!(classify("MANIFEST.tmp"), Some(HeddleFile::ManifestTmp));

@@ -13,6 +13,8 @@
 //! - on a stored-document fetch: its compressed block;
 //! - on an exact vector search or a merge: the whole vectors file, the first time (its
 //!   header chunk at open);
+//! - on an approximate vector search: the whole IVF file and its structure, the first
+//!   time (its header chunk at open), and the chunks of each row it scores;
 //! - on a walk or scan (merges, `check_index`, the writer's id set): each block as it
 //!   is reached.
 //!
@@ -30,7 +32,7 @@ use crate::field::Field;
 use crate::postings::{PostingsList, verify};
 use crate::store::{StoreReader, StoredDoc};
 use crate::termdict::{TermDict, TermInfo, TermWalker};
-use crate::vectors::VectorsFile;
+use crate::vectors::{IvfFile, VectorsFile};
 
 fn open_file(dir: &Path, segment: &str, component: SegmentComponent) -> Result<CheckedFile> {
     CheckedFile::open(&dir.join(component.file_name(segment)))
@@ -54,6 +56,8 @@ pub(crate) struct SegmentReader {
     store: StoreReader,
     /// `Some` exactly when the manifest gives the segment a vector dimension.
     vectors: Option<VectorsFile>,
+    /// `Some` exactly when the manifest gives the segment vector lists.
+    ivf: Option<IvfFile>,
 }
 
 impl SegmentReader {
@@ -113,6 +117,16 @@ impl SegmentReader {
             )?),
             None => None,
         };
+        let ivf = match (meta.vector_dim, meta.vector_lists) {
+            (Some(dim), Some(lists)) => Some(IvfFile::open(
+                &dir.join(SegmentComponent::VectorLists.file_name(&meta.name)),
+                meta.doc_count,
+                dim,
+                lists,
+            )?),
+            // The manifest gives lists only with vectors (checked when it is read).
+            _ => None,
+        };
         Ok(SegmentReader {
             meta: meta.clone(),
             fields,
@@ -121,6 +135,7 @@ impl SegmentReader {
             store_file,
             store,
             vectors,
+            ivf,
         })
     }
 
@@ -259,6 +274,11 @@ impl SegmentReader {
     /// The segment's vectors; `None` in an index without vectors.
     pub(crate) fn vectors(&self) -> Option<&VectorsFile> {
         self.vectors.as_ref()
+    }
+
+    /// The segment's IVF file; `None` if it has none (no vectors, or a small segment).
+    pub(crate) fn ivf(&self) -> Option<&IvfFile> {
+        self.ivf.as_ref()
     }
 
     /// Stored document `doc` (verifies and decompresses its block: for the final hits).

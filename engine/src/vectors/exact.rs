@@ -81,7 +81,7 @@ pub(crate) fn scan(
 /// score, and NaN (infinities of both signs) as the smallest, never above a number.
 #[cold]
 #[inline(never)]
-fn overflowed(row: &[u8], score: f32, doc: usize, path: &Path) -> Result<f32> {
+pub(crate) fn overflowed(row: &[u8], score: f32, doc: usize, path: &Path) -> Result<f32> {
     if let Some((at, value)) = non_finite_in(row) {
         return Err(Error::Corrupt {
             path: path.to_path_buf(),

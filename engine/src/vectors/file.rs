@@ -135,6 +135,11 @@ impl<'a> Rows<'a> {
         self.dim
     }
 
+    /// How many rows there are.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() / (4 * self.dim).max(1)
+    }
+
     /// Every row in doc order, each `4 × dim` bytes.
     pub(crate) fn iter(&self) -> std::slice::ChunksExact<'a, u8> {
         // A dimension of 0 never passes `checked_dim`; `max(1)` keeps chunks_exact sound.
@@ -193,6 +198,23 @@ impl VectorsFile {
     pub(crate) fn rows(&self) -> Result<Rows<'_>> {
         self.file.check(self.table.rows_range())?;
         Ok(self.table.rows(self.file.body()))
+    }
+
+    /// Row `doc` alone, its chunks verified (an approximate search reads a few rows of
+    /// the file, so it verifies only those): an atomic load once they are.
+    #[inline]
+    pub(crate) fn row(&self, doc: u32) -> Result<&[u8]> {
+        let len = 4 * self.table.dim;
+        let start = HEADER_LEN + doc as usize * len;
+        if doc as usize >= self.table.docs {
+            return Err(Error::Corrupt {
+                path: self.path().to_path_buf(),
+                what: "vectors",
+                detail: format!("no row {doc}: the file holds {}", self.table.docs),
+            });
+        }
+        self.file.check(start..start + len)?;
+        Ok(&self.file.body()[start..start + len])
     }
 }
 

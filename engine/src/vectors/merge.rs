@@ -3,7 +3,7 @@
 //! to the file as they are read, so that a merge holds no row in memory (docs/
 //! DECISIONS.md, "A merge streams its output").
 
-use super::file::header;
+use super::file::{header, non_finite_in};
 use crate::error::{Error, Result};
 use crate::segment::merger::{MergeSource, PURGED};
 use crate::segment::sealed_file::SealedFileWriter;
@@ -31,7 +31,9 @@ pub(crate) fn merged_dim(sources: &[MergeSource<'_>]) -> Result<Option<u32>> {
 /// Writes the merged segment's vectors body (rows of `dim` values) to `out`: the header,
 /// then every kept row. `doc_maps[s][doc]` is source `s`'s document `doc`'s new id, or
 /// [`PURGED`]. Every source's rows are verified (their chunk CRCs) before they are
-/// copied.
+/// copied, and a kept row holding a value that is not a finite number (a crafted file
+/// with valid checksums) is an error naming its file: the merged file, and the IVF file
+/// clustered from it, hold finite values only.
 pub(crate) fn write_merged_vectors(
     sources: &[MergeSource<'_>],
     doc_maps: &[Vec<u32>],
@@ -52,8 +54,17 @@ pub(crate) fn write_merged_vectors(
         let rows = vectors.rows()?;
         // The doc map covers the segment's documents, as many as its rows (both
         // checked against the manifest's doc_count at open).
-        for (row, &new) in rows.iter().zip(map) {
+        for (doc, (row, &new)) in rows.iter().zip(map).enumerate() {
             if new != PURGED {
+                if let Some((at, value)) = non_finite_in(row) {
+                    return Err(Error::Corrupt {
+                        path: vectors.path().to_path_buf(),
+                        what: "vectors",
+                        detail: format!(
+                            "document {doc}: component {at} is {value}, not a finite number"
+                        ),
+                    });
+                }
                 out.write(row)?;
                 copied += 1;
             }

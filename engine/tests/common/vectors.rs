@@ -100,3 +100,91 @@ pub fn assert_exact_top_k(hits: &[Hit], live: &[Document], query: &[f32], k: usi
     ids.dedup();
     assert_eq!(ids.len(), hits.len(), "an id twice");
 }
+
+/// A mixture of Gaussians on the unit sphere, as text embeddings cluster by topic:
+/// `clusters` random unit centres, of unequal popularity; a vector is a centre plus
+/// Gaussian noise of about `spread` in norm, normalised. Deterministic: vector `i` is the
+/// same on every call.
+pub struct Mixture {
+    centres: Vec<Vec<f32>>,
+    spread: f32,
+}
+
+/// A deterministic generator of uniform and Gaussian values (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A standard normal value (Box–Muller).
+    fn gaussian(&mut self) -> f64 {
+        let u = self.uniform().max(1e-300);
+        let v = self.uniform();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+fn normalised(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+impl Mixture {
+    pub fn new(clusters: usize, dim: usize, spread: f32, seed: u64) -> Self {
+        let centres = (0..clusters)
+            .map(|c| {
+                let mut rng = Rng::new(seed ^ (c as u64) << 20);
+                normalised((0..dim).map(|_| rng.gaussian() as f32).collect())
+            })
+            .collect();
+        Mixture { centres, spread }
+    }
+
+    /// Vector `i`: its cluster drawn with probability falling with the cluster's number
+    /// (the square of a uniform value picks it), then the noise.
+    pub fn vector(&self, i: u64) -> Vec<f32> {
+        let mut rng = Rng::new(i.wrapping_add(0x5EED));
+        let u = rng.uniform();
+        let centre = &self.centres[((u * u) * self.centres.len() as f64) as usize];
+        let scale = self.spread / (centre.len() as f32).sqrt();
+        normalised(
+            centre
+                .iter()
+                .map(|&c| c + scale * rng.gaussian() as f32)
+                .collect(),
+        )
+    }
+}
+
+/// Vector `i` with uniformly random components in [-1, 1) (not normalised: no structure
+/// at all for the lists to find).
+pub fn uniform_vector(i: u64, dim: usize) -> Vec<f32> {
+    let mut rng = Rng::new(i ^ 0xA11CE);
+    (0..dim)
+        .map(|_| (2.0 * rng.uniform() - 1.0) as f32)
+        .collect()
+}
+
+/// Mean recall@k of `approximate` against `exact` (lists of hits per query): the share
+/// of each exact top k the approximate one found, by internal doc id.
+pub fn mean_recall(exact: &[Vec<Hit>], approximate: &[Vec<Hit>]) -> f64 {
+    assert_eq!(exact.len(), approximate.len());
+    let per_query = exact.iter().zip(approximate).map(|(e, a)| {
+        let found = e
+            .iter()
+            .filter(|h| a.iter().any(|g| g.doc == h.doc))
+            .count();
+        found as f64 / e.len().max(1) as f64
+    });
+    per_query.sum::<f64>() / exact.len() as f64
+}

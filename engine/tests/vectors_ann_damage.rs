@@ -1,0 +1,374 @@
+//! Damaged IVF files (and damaged rows an approximate search reads): a typed error
+//! naming the file, never a panic or a wrong answer. The header's chunk is verified at
+//! open, the rest of the file (checksums and structure) by the first approximate search;
+//! BM25 and exact search never read it. `check_index` finds each kind of damage.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::error_path;
+use common::vectors::{DIM, unit_vector, vector_doc, vector_index};
+use heddle::{Error, Index, IvfSettings, Probes, SearchOptions, VectorSearchOptions, check_index};
+
+const DOCS: usize = 150;
+/// √150, rounded: the lists of each segment.
+const LISTS: usize = 12;
+
+/// A vector index of two segments of 150 documents, each with an IVF file, and a
+/// delete file; with `shift`, every file rewritten in chunks of 2^shift bytes. Returns
+/// the IVF files and the vectors files.
+fn build(shift: Option<u32>) -> (tempfile::TempDir, Vec<PathBuf>, Vec<PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let index = vector_index(dir.path(), DIM);
+    let mut w = index.writer().unwrap();
+    w.set_background_merges(false);
+    w.set_ivf(IvfSettings { min_docs: 100 });
+    for range in [0..DOCS, DOCS..2 * DOCS] {
+        for i in range {
+            w.add(vector_doc(i)).unwrap();
+        }
+        w.commit().unwrap();
+    }
+    w.delete("doc3");
+    w.commit().unwrap();
+    drop(w);
+    assert!(
+        index
+            .segments()
+            .iter()
+            .all(|s| s.vector_lists == Some(LISTS as u32))
+    );
+    let files: Vec<PathBuf> = common::file_names(dir.path())
+        .into_iter()
+        .filter(|n| n != "LOCK")
+        .map(|n| dir.path().join(n))
+        .collect();
+    if let Some(shift) = shift {
+        for f in &files {
+            common::rechunk(f, shift);
+        }
+    }
+    let with = |ext: &str| -> Vec<PathBuf> {
+        files
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .cloned()
+            .collect()
+    };
+    let (ivf, vec) = (with("ivf"), with("vec"));
+    assert_eq!((ivf.len(), vec.len()), (2, 2));
+    (dir, ivf, vec)
+}
+
+type Answers = Vec<Vec<(String, u64)>>;
+
+const QUERIES: [u64; 3] = [5, 160, 999];
+
+fn ann_answers(dir: &Path) -> heddle::Result<Answers> {
+    let s = Index::open(dir)?.searcher();
+    QUERIES
+        .iter()
+        .map(|&q| {
+            let opts = VectorSearchOptions {
+                k: 10,
+                probes: Probes::Count(2),
+            };
+            Ok(s.search_vector(&unit_vector(q, DIM), &opts)?
+                .into_iter()
+                .map(|h| (h.id, h.score.to_bits()))
+                .collect())
+        })
+        .collect()
+}
+
+fn exact_answers(dir: &Path) -> heddle::Result<Answers> {
+    let s = Index::open(dir)?.searcher();
+    QUERIES
+        .iter()
+        .map(|&q| {
+            Ok(s.search_vector_exact(&unit_vector(q, DIM), 10)?
+                .into_iter()
+                .map(|h| (h.id, h.score.to_bits()))
+                .collect())
+        })
+        .collect()
+}
+
+fn text_answers(dir: &Path) -> heddle::Result<Answers> {
+    let s = Index::open(dir)?.searcher();
+    ["virus mask", "hospital bat"]
+        .iter()
+        .map(|q| {
+            Ok(s.search(q, &SearchOptions::default())?
+                .into_iter()
+                .map(|h| (h.id, h.score.to_bits()))
+                .collect())
+        })
+        .collect()
+}
+
+fn assert_names(result: heddle::Result<Answers>, file: &Path, what: &str) -> Error {
+    let err = result.expect_err(what);
+    assert_eq!(error_path(&err), Some(file), "{what}: {err}");
+    err
+}
+
+fn check_names(dir: &Path, file: &Path, what: &str) {
+    let report = check_index(dir);
+    assert!(
+        report.problems.iter().any(|e| error_path(e) == Some(file)),
+        "check misses {what}: {:?}",
+        report.problems
+    );
+}
+
+#[test]
+fn any_flipped_byte_of_an_ivf_file_fails_approximate_search_naming_it() {
+    let (dir, files, _) = build(None);
+    let sound = ann_answers(dir.path()).unwrap();
+    for file in &files {
+        let original = std::fs::read(file).unwrap();
+        for at in (0..original.len()).step_by(5).chain([original.len() - 1]) {
+            let mut bytes = original.clone();
+            bytes[at] ^= 1 << (at % 8);
+            std::fs::write(file, &bytes).unwrap();
+            assert_names(
+                ann_answers(dir.path()),
+                file,
+                &format!("{file:?} byte {at}"),
+            );
+        }
+        std::fs::write(file, &original).unwrap();
+    }
+    assert_eq!(ann_answers(dir.path()).unwrap(), sound);
+}
+
+#[test]
+fn with_small_chunks_damage_past_the_header_fails_approximate_search_only() {
+    let (dir, files, _) = build(Some(6));
+    let (text, exact) = (
+        text_answers(dir.path()).unwrap(),
+        exact_answers(dir.path()).unwrap(),
+    );
+    let file = &files[1];
+    let original = std::fs::read(file).unwrap();
+    let body_len = common::body_of(&original).len();
+    // Past the header's 64-byte chunk: centroids, offsets, ids.
+    for at in (64..body_len).step_by(37) {
+        let mut bytes = original.clone();
+        bytes[at] ^= 0x10;
+        std::fs::write(file, &bytes).unwrap();
+        assert_eq!(text_answers(dir.path()).unwrap(), text, "byte {at}");
+        assert_eq!(exact_answers(dir.path()).unwrap(), exact, "byte {at}");
+        let err = assert_names(ann_answers(dir.path()), file, &format!("byte {at}"));
+        assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err}");
+    }
+    std::fs::write(file, &original).unwrap();
+    ann_answers(dir.path()).unwrap();
+}
+
+#[test]
+fn a_truncated_or_missing_ivf_file_fails_the_open_naming_it() {
+    let (dir, files, _) = build(None);
+    let file = &files[0];
+    let original = std::fs::read(file).unwrap();
+    let n = original.len();
+    for keep in [
+        0,
+        1,
+        11,
+        12,
+        19,
+        20,
+        21,
+        n / 3,
+        n / 2,
+        n - 21,
+        n - 20,
+        n - 1,
+    ] {
+        std::fs::write(file, &original[..keep]).unwrap();
+        assert_names(text_answers(dir.path()), file, &format!("cut to {keep}"));
+        check_names(dir.path(), file, &format!("a cut to {keep}"));
+    }
+    std::fs::remove_file(file).unwrap();
+    let err = assert_names(text_answers(dir.path()), file, "missing");
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    check_names(dir.path(), file, "a missing file");
+    std::fs::write(file, &original).unwrap();
+    assert!(check_index(dir.path()).is_ok());
+}
+
+#[test]
+fn check_reports_a_flipped_byte_in_an_ivf_file() {
+    let (dir, files, _) = build(None);
+    assert!(check_index(dir.path()).is_ok());
+    let file = &files[1];
+    let mut bytes = std::fs::read(file).unwrap();
+    bytes[700] ^= 4;
+    std::fs::write(file, &bytes).unwrap();
+    let report = check_index(dir.path());
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert!(matches!(report.problems[0], Error::ChecksumMismatch { .. }));
+    assert_eq!(error_path(&report.problems[0]), Some(file.as_path()));
+}
+
+fn u32_at(body: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(body[at..at + 4].try_into().unwrap())
+}
+
+fn set_u32(body: &mut [u8], at: usize, value: u32) {
+    body[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+
+/// Where a body's offsets and ids start (docs/FORMAT.md).
+fn offsets_at() -> usize {
+    12 + LISTS * DIM * 4
+}
+
+fn ids_at() -> usize {
+    offsets_at() + 4 * (LISTS + 1)
+}
+
+/// The first list of at least two documents, as (start, end) in the ids.
+fn a_long_list(body: &[u8]) -> (usize, usize) {
+    (0..LISTS)
+        .map(|l| {
+            let at = offsets_at() + 4 * l;
+            (u32_at(body, at) as usize, u32_at(body, at + 4) as usize)
+        })
+        .find(|(start, end)| end - start >= 2)
+        .expect("150 documents in 12 lists")
+}
+
+#[test]
+fn resealed_lists_that_lose_repeat_or_invent_a_document_are_refused_by_search_and_check() {
+    type Edit = fn(&mut Vec<u8>);
+    let edits: [(&str, Edit); 6] = [
+        ("a document twice", |b| {
+            let (start, _) = a_long_list(b);
+            let first = u32_at(b, ids_at() + 4 * start);
+            set_u32(b, ids_at() + 4 * (start + 1), first);
+        }),
+        ("a list out of order", |b| {
+            let (start, _) = a_long_list(b);
+            let (x, y) = (ids_at() + 4 * start, ids_at() + 4 * (start + 1));
+            let (a, c) = (u32_at(b, x), u32_at(b, y));
+            set_u32(b, x, c);
+            set_u32(b, y, a);
+        }),
+        ("a document past the segment", |b| {
+            set_u32(b, ids_at(), DOCS as u32)
+        }),
+        ("the lists ending early", |b| {
+            set_u32(b, offsets_at() + 4 * LISTS, DOCS as u32 - 1)
+        }),
+        ("a list running past the ids", |b| {
+            set_u32(b, offsets_at() + 4 * (LISTS - 1), DOCS as u32 + 1)
+        }),
+        ("a centroid that is not a number", |b| {
+            b[12 + 4 * DIM + 8..12 + 4 * DIM + 12].copy_from_slice(&f32::NAN.to_le_bytes())
+        }),
+    ];
+    for (what, edit) in edits {
+        let (dir, files, _) = build(None);
+        let text = text_answers(dir.path()).unwrap();
+        let file = &files[1];
+        common::reseal(file, edit);
+        // The structure is read by the first approximate search, not at open.
+        assert_eq!(text_answers(dir.path()).unwrap(), text, "{what}");
+        let err = assert_names(ann_answers(dir.path()), file, what);
+        assert!(
+            err.to_string().contains("corrupt vector lists"),
+            "{what}: {err}"
+        );
+        let report = check_index(dir.path());
+        assert_eq!(report.problems.len(), 1, "{what}: {:?}", report.problems);
+        assert_eq!(error_path(&report.problems[0]), Some(file.as_path()));
+    }
+}
+
+#[test]
+fn a_resealed_header_or_length_that_disagrees_with_the_manifest_fails_the_open() {
+    type Edit = fn(&mut Vec<u8>);
+    let edits: [(&str, Edit); 5] = [
+        ("more documents", |b| b[0] += 1),
+        ("another dimension", |b| b[4] += 1),
+        ("another list count", |b| b[8] -= 1),
+        ("a byte more", |b| b.push(0)),
+        ("an id less", |b| b.truncate(b.len() - 4)),
+    ];
+    for (what, edit) in edits {
+        let (dir, files, _) = build(None);
+        let file = &files[0];
+        common::reseal(file, edit);
+        let err = assert_names(text_answers(dir.path()), file, what);
+        assert!(
+            matches!(err, Error::Corrupt { .. } | Error::Truncated { .. }),
+            "{what}: {err}"
+        );
+        check_names(dir.path(), file, what);
+    }
+}
+
+#[test]
+fn a_manifest_whose_lists_disagree_with_the_file_fails_the_open() {
+    let (dir, files, _) = build(None);
+    common::rewrite_manifest(dir.path(), |m| {
+        m["segments"][0]["vector_lists"] = (LISTS - 1).into();
+    });
+    let err = assert_names(text_answers(dir.path()), &files[0], "lists");
+    assert!(
+        err.to_string().contains("12 lists, manifest says 11"),
+        "{err}"
+    );
+    // A manifest that names no lists for a segment: it is scanned exactly, and its
+    // file is nobody's (the next writer removes it).
+    let (dir, files, _) = build(None);
+    let exact = exact_answers(dir.path()).unwrap();
+    common::rewrite_manifest(dir.path(), |m| {
+        m["segments"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("vector_lists");
+    });
+    let index = Index::open(dir.path()).unwrap();
+    let s = index.searcher();
+    let (hits, stats) = s
+        .search_vector_with_stats(&unit_vector(5, DIM), &VectorSearchOptions::default())
+        .unwrap();
+    assert_eq!((stats.segments_scanned, stats.segments_probed), (1, 1));
+    let got: Vec<(String, u64)> = hits
+        .into_iter()
+        .map(|h| (h.id, h.score.to_bits()))
+        .collect();
+    assert_eq!(got, exact[0]);
+    drop(index.writer().unwrap());
+    assert!(!files[0].exists());
+    assert!(files[1].exists());
+}
+
+#[test]
+fn rows_an_approximate_search_reads_are_verified_before_they_are_scored() {
+    // doc5's own vector: its row is read by every search for it.
+    let (dir, _, vec_files) = build(Some(6));
+    let file = &vec_files[0];
+    let original = std::fs::read(file).unwrap();
+    let row_start = 8 + 5 * DIM * 4;
+    let mut bytes = original.clone();
+    bytes[row_start + 9] ^= 0x20;
+    std::fs::write(file, &bytes).unwrap();
+    let err = assert_names(ann_answers(dir.path()), file, "doc5's row");
+    assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err}");
+    // Resealed with a NaN in that row: an error naming the file, not a ranking.
+    std::fs::write(file, &original).unwrap();
+    common::reseal(file, |b| {
+        b[row_start + 8..row_start + 12].copy_from_slice(&f32::NAN.to_le_bytes())
+    });
+    let err = assert_names(ann_answers(dir.path()), file, "NaN in doc5's row");
+    assert!(
+        err.to_string().contains("document 5: component 2 is NaN"),
+        "{err}"
+    );
+}
