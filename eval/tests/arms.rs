@@ -147,6 +147,37 @@ fn the_vector_arm_ranks_every_document_by_inner_product_with_the_encoded_query()
     }
     assert_eq!(got[0].0, want[0].0, "{got:?}");
     assert_eq!(got[0].0, "d1", "the document sharing most words");
+    // The oracle path gives the same here: segments this small have no IVF lists.
+    let exact = f.search(&[
+        "--arm",
+        "vector",
+        "--encoder",
+        ENCODER,
+        "--vector-search",
+        "exact",
+        query,
+    ]);
+    assert_eq!(ids(&exact), ids(&got));
+    let idx = f.path("idx");
+    let said = |extra: &[&str]| {
+        let args = [
+            &[
+                "search",
+                "--index",
+                &idx,
+                "--arm",
+                "vector",
+                "--encoder",
+                ENCODER,
+            ][..],
+            extra,
+            &[query][..],
+        ]
+        .concat();
+        ok(&args)
+    };
+    assert!(said(&[]).contains("vector inner product (IVF, 3 × √lists probed)"));
+    assert!(said(&["--vector-search", "exact"]).contains("vector inner product (exact)"));
 }
 
 #[test]

@@ -60,6 +60,11 @@ pub struct RankingArgs {
     /// (a bag-of-words stand-in without a model, for tests and demos).
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
+    /// How the vector stream searches: ivf (each large segment's nearest IVF lists,
+    /// 3 × √lists of them; segments under 4,096 documents are scanned exactly) or exact
+    /// (every live vector scored: the oracle).
+    #[arg(long, value_parser = ["ivf", "exact"], default_value = "ivf")]
+    pub vector_search: String,
 }
 
 impl RankingArgs {
@@ -110,6 +115,7 @@ impl RankingArgs {
             let mut single = Retrieval::single(field, bm25, hits, remove_query);
             single.streams = streams;
             single.query_vectors = query_vectors;
+            single.probes = self.probes();
             return Ok(single);
         }
         let weights = match &self.weights {
@@ -129,7 +135,13 @@ impl RankingArgs {
             hits,
             remove_query,
             query_vectors,
+            probes: self.probes(),
         })
+    }
+
+    /// `--vector-search`: `None` for exact.
+    fn probes(&self) -> Option<heddle::Probes> {
+        (self.vector_search == "ivf").then(heddle::Probes::default)
     }
 
     /// Where the vector stream's query vectors come from: the file, or the encoder.

@@ -13,7 +13,7 @@ use anyhow::{Context, bail};
 use heddle::fusion::{
     Fused, Normalization, Rrf, ScoredStream, Stream, normalized_sum, weighted_sum,
 };
-use heddle::{Bm25Params, Field, Hit, SearchOptions, Searcher};
+use heddle::{Bm25Params, Field, Hit, Probes, SearchOptions, Searcher, VectorSearchOptions};
 
 use super::query_vectors::QueryVectors;
 use super::run::RunEntry;
@@ -184,6 +184,9 @@ pub struct Retrieval {
     pub remove_query: bool,
     /// The query vectors of a vector stream (`None` when no stream is one).
     pub query_vectors: Option<Arc<dyn QueryVectors>>,
+    /// How the vector stream searches: `None` exactly (every live vector scored), else
+    /// approximately, probing these IVF lists in each segment that has them.
+    pub probes: Option<Probes>,
 }
 
 impl std::fmt::Debug for dyn QueryVectors {
@@ -204,6 +207,17 @@ impl Retrieval {
             hits,
             remove_query,
             query_vectors: None,
+            probes: Some(Probes::default()),
+        }
+    }
+
+    /// How the vector stream searches, for reports.
+    fn vector_search(&self) -> String {
+        match self.probes {
+            None => "exact".to_string(),
+            Some(Probes::Scaled(f)) => format!("IVF, {f} × √lists probed"),
+            Some(Probes::Count(n)) => format!("IVF, {n} lists probed"),
+            Some(Probes::All) => "IVF, every list probed".to_string(),
         }
     }
 
@@ -260,7 +274,11 @@ impl Retrieval {
                 (Some(k1), Some(b)) => {
                     format!("{} BM25 k1={k1} b={b} weight {}", s.field, s.weight)
                 }
-                _ => format!("vector inner product weight {}", s.weight),
+                _ => format!(
+                    "vector inner product ({}) weight {}",
+                    self.vector_search(),
+                    s.weight
+                ),
             })
             .collect();
         let depth = self
@@ -272,7 +290,7 @@ impl Retrieval {
                     let b = bm25.unwrap_or(self.bm25);
                     format!("{} BM25 k1={} b={}", field.name(), b.k1, b.b)
                 }
-                StreamSpec::Vector => "vector inner product (exact)".to_string(),
+                StreamSpec::Vector => format!("vector inner product ({})", self.vector_search()),
             },
             Combine::Rrf => format!("RRF (k={}, {depth}) of {}", self.rrf.k, streams.join("; ")),
             Combine::Sum => format!("score sum ({depth}) of {}", streams.join("; ")),
@@ -446,7 +464,12 @@ impl Retrieval {
                 };
                 searcher.search(text, &opts)
             }
-            (StreamSpec::Vector, Some(v)) => searcher.search_vector_exact(v, asked),
+            (StreamSpec::Vector, Some(v)) => match self.probes {
+                None => searcher.search_vector_exact(v, asked),
+                Some(probes) => {
+                    searcher.search_vector(v, &VectorSearchOptions { k: asked, probes })
+                }
+            },
             (StreamSpec::Vector, None) => Err(heddle::Error::InvalidArgument(
                 "the vector stream was given no query vector".into(),
             )),
@@ -527,6 +550,7 @@ mod tests {
             hits,
             remove_query: false,
             query_vectors: None,
+            probes: None,
         };
         assert_eq!(
             fused(2, None, Combine::Rrf).depth(),
