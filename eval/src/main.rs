@@ -5,6 +5,8 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     end_quietly_on_a_closed_pipe();
     let cli = heddle_eval::cli::Cli::parse();
+    // SAFETY: no thread has been started yet (parsing the command line starts none).
+    unsafe { heddle_eval::cli::before_threads(&cli) };
     match heddle_eval::cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
