@@ -147,7 +147,7 @@ impl DocumentVectors {
             None => Ok(()),
             Some((id, line)) => bail!(
                 "{}:{line}: a vector for id {id:?}, which no document of {} has (every \
-                 vector must belong to a document); nothing was committed",
+                 vector must belong to a document)",
                 self.path.display(),
                 corpus.display()
             ),
@@ -158,7 +158,7 @@ impl DocumentVectors {
     pub fn missing(&self, corpus: &Path, line: u64, id: &str) -> anyhow::Error {
         anyhow::anyhow!(
             "{}:{line}: document {id:?} has no vector in {} (every document needs exactly \
-             one); nothing was committed",
+             one)",
             corpus.display(),
             self.path.display()
         )

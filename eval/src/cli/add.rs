@@ -79,7 +79,10 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
             None => doc,
             Some(vectors) => match vectors.take(&id)? {
                 Some(vector) => doc.with_vector(vector),
-                None => return Err(vectors.missing(&path, line, &id)),
+                None => {
+                    let missing = vectors.missing(&path, line, &id);
+                    anyhow::bail!("{missing}; nothing was committed");
+                }
             },
         };
         let context = || format!("{}:{line}: document {id:?}", path.display());
@@ -110,7 +113,9 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
     if let Some(vectors) = &vectors {
-        vectors.check_all_taken(&path)?;
+        vectors
+            .check_all_taken(&path)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was committed"))?;
     }
     let stats = CommitLines::commit(&mut writer, &progress)?;
     writer.wait_for_merges()?;

@@ -12,7 +12,7 @@ use crate::progress::{plural, thousands};
 
 /// Texts a batch unless told: see docs/DECISIONS.md ("Embedding a corpus") for the
 /// measurement behind it.
-pub const DEFAULT_BATCH: usize = 8;
+pub const DEFAULT_BATCH: usize = 1;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("inputs").required(true).multiple(true).args(["corpus", "queries"])))]

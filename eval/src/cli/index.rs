@@ -262,7 +262,10 @@ fn build(
             None => doc,
             Some(vectors) => match vectors.take(&doc.id)? {
                 Some(vector) => doc.with_vector(vector),
-                None => return Err(vectors.missing(&path, reader.line(), &doc.id)),
+                None => {
+                    let missing = vectors.missing(&path, reader.line(), &doc.id);
+                    anyhow::bail!("{missing}; nothing was committed");
+                }
             },
         };
         let id = doc.id.clone();
@@ -291,7 +294,9 @@ fn build(
         });
     }
     if let Some(vectors) = &vectors {
-        vectors.check_all_taken(&path)?;
+        vectors
+            .check_all_taken(&path)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was committed"))?;
     }
     progress.say(&format!(
         "{} read; building the last segment",

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::cache::{EmbeddingCache, Resumed};
-use super::input::{Input, Item};
+use super::input::{Input, Item, Survey};
 use super::TextEncoder;
 use crate::progress::{plural, thousands};
 
@@ -81,6 +81,7 @@ type Encoded = anyhow::Result<Vec<(String, Vec<f32>)>>;
 pub fn fill(
     encoder: &dyn TextEncoder,
     input: &Input,
+    survey: &Survey,
     cache: &mut EmbeddingCache,
     resumed: &Resumed,
     options: &FillOptions,
@@ -129,7 +130,7 @@ pub fn fill(
             }
             result
         });
-        let produced = produce(input, resumed, batch_size, &work_tx, stop);
+        let produced = produce(input, survey, resumed, batch_size, &work_tx, stop);
         if produced.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -162,6 +163,7 @@ pub fn fill(
 /// sorted by length within the window and cut into batches.
 fn produce(
     input: &Input,
+    survey: &Survey,
     resumed: &Resumed,
     batch_size: usize,
     work: &SyncSender<Batch>,
@@ -171,15 +173,17 @@ fn produce(
     let mut ordinal = 0usize;
     for item in input.items()? {
         let item = item?;
-        let done = resumed.done.get(ordinal).copied();
+        if survey.ordinals.get(&item.id).map(|&o| o as usize) != Some(ordinal) {
+            bail!(
+                "{}: {:?} is not where it was when the file was first read: the file \
+                 changed while it was encoded",
+                input.path().display(),
+                item.id
+            );
+        }
         ordinal += 1;
-        match done {
-            Some(true) => continue,
-            Some(false) => window.push(item),
-            None => bail!(
-                "{}: holds more items than when it was first read (it changed)",
-                input.path().display()
-            ),
+        if !resumed.done[ordinal - 1] {
+            window.push(item);
         }
         if window.len() == WINDOW && !send_window(&mut window, batch_size, work, stop) {
             return Ok(());
@@ -336,7 +340,9 @@ impl ProgressLine<'_> {
         let seconds = (self.started.elapsed().as_secs_f64() - paused).max(1e-9);
         let rate = written as f64 / seconds;
         let left = self.total - self.before - written;
-        let eta = if written == 0 {
+        let eta = if left == 0 {
+            "done".to_string()
+        } else if written == 0 {
             "time left unknown yet".to_string()
         } else {
             format!("about {} left", duration(left as f64 / rate))

@@ -82,7 +82,7 @@ pub fn embed(
             cache.dir().display()
         ));
     }
-    let report = fill(encoder, input, &mut cache, &resumed, options, say)?;
+    let report = fill(encoder, input, &survey, &mut cache, &resumed, options, say)?;
     let embedded = Embedded {
         cache_dir: cache.dir().to_path_buf(),
         vectors: cache.vectors_path().to_path_buf(),
