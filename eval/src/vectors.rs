@@ -73,16 +73,16 @@ impl DocumentVectors {
             }
             progress.tick(|| format!("{} checked", plural(places.len() as u64, "vector")));
         }
-        if reader.dimension().is_none() {
+        let Some(dim) = reader.dimension().filter(|_| !places.is_empty()) else {
             bail!(
                 "{}: holds no vectors (one {{\"_id\", \"vector\"}} line for each document is needed)",
                 path.display()
             );
-        }
+        };
+        // Read again line by line as documents ask, each line checked again (the file
+        // could change between the two readings).
         let mut reader = open_vectors(path)?;
-        if let Some(dim) = dim {
-            reader.expect_dimension(dim);
-        }
+        reader.expect_dimension(dim);
         Ok(DocumentVectors {
             reader,
             path: path.to_path_buf(),

@@ -24,6 +24,7 @@ pub use fill::{FillOptions, FillReport, WINDOW, fill};
 pub use input::{Input, Item, Survey, document_text};
 pub use minilm::MiniLm;
 
+use crate::progress::thousands;
 use crate::vectors::DocumentVectors;
 
 /// Something that turns texts into vectors of one dimension.
@@ -77,8 +78,8 @@ pub fn embed(
         say(&format!(
             "embed: {}: {} of {} already in {}",
             input.noun(),
-            resumed.count,
-            survey.len(),
+            thousands(resumed.count as u64),
+            thousands(survey.len() as u64),
             cache.dir().display()
         ));
     }
