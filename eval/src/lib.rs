@@ -5,9 +5,12 @@ pub mod ab;
 pub mod allocator;
 pub mod bench;
 pub mod cli;
+#[cfg(feature = "embed")]
+pub mod embed;
 pub mod env;
 pub mod formats;
 pub mod html;
 pub mod progress;
 pub mod quality;
 pub mod serve;
+pub mod vectors;

@@ -5,6 +5,8 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     end_quietly_on_a_closed_pipe();
     let cli = heddle_eval::cli::Cli::parse();
+    // SAFETY: no thread has been started yet (parsing the command line starts none).
+    unsafe { heddle_eval::cli::before_threads(&cli) };
     encode_each_request_on_one_thread(&cli);
     match heddle_eval::cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -19,6 +21,7 @@ fn main() -> std::process::ExitCode {
 /// it: the workers are the parallelism, and the model's kernels on a pool of their own
 /// would make requests queue for it inside the measured time. Set before any thread
 /// exists, as the encoder's kernels read it once.
+#[cfg(feature = "embed")]
 fn encode_each_request_on_one_thread(cli: &heddle_eval::cli::Cli) {
     if let heddle_eval::cli::Command::Bench(args) = &cli.command
         && args.arm != "text"
@@ -27,6 +30,9 @@ fn encode_each_request_on_one_thread(cli: &heddle_eval::cli::Cli) {
         unsafe { heddle_encoder::set_kernel_threads(std::num::NonZeroUsize::MIN) };
     }
 }
+
+#[cfg(not(feature = "embed"))]
+fn encode_each_request_on_one_thread(_: &heddle_eval::cli::Cli) {}
 
 /// Rust ignores SIGPIPE, so a write to a closed pipe (`heddle-eval search … | head -1`)
 /// fails with EPIPE and `println!` panics on it, in every command. With the default

@@ -376,6 +376,23 @@ fn arms_and_flags_that_do_not_fit_are_refused() {
         ],
         "the vector arm has none",
     );
+    std::fs::write(f.root.join("t.tsv"), "1\tbone\n").unwrap();
+    let (topics, run) = (f.path("t.tsv"), f.path("t.run"));
+    fails(
+        &[
+            "search",
+            "--index",
+            &idx,
+            "--queries",
+            &topics,
+            "--run-out",
+            &run,
+            "--query-vectors",
+            "x.jsonl",
+        ],
+        "--query-vectors is for the vector stream",
+    );
+    // Without --queries, query vectors alone make a dense run, which needs --run-out.
     fails(
         &[
             "search",
@@ -385,7 +402,7 @@ fn arms_and_flags_that_do_not_fit_are_refused() {
             "x.jsonl",
             "bone",
         ],
-        "--query-vectors is for the vector stream",
+        "--query-vectors needs --run-out",
     );
     fails(
         &[

@@ -107,4 +107,52 @@ pub enum LineProblem {
     /// A qrels score is not an integer (BEIR relevance grades are 0, 1, 2, ...).
     #[error("score {found:?} is not an integer")]
     BadScore { found: String },
+
+    /// A vectors file's `vector` is not a JSON array of numbers.
+    #[error("field \"vector\" is not an array (found {found})")]
+    NotAnArray { found: &'static str },
+
+    /// A vectors file's `vector` is `[]`: a vector needs at least one value.
+    #[error("field \"vector\" is empty")]
+    EmptyVector,
+
+    /// One value of a vector is not a JSON number. `at` counts from 0.
+    #[error("vector value {at} is not a number (found {found})")]
+    VectorValueNotANumber { at: usize, found: &'static str },
+
+    /// One value of a vector is a number that f32 cannot hold (its magnitude rounds to
+    /// infinity): scores would not be numbers. `at` counts from 0; `text` is the value as
+    /// the file writes it.
+    #[error("vector value {at} ({text}) is not a finite f32")]
+    VectorValueNotFinite { at: usize, text: String },
+
+    /// The line writes `NaN`, `Infinity` or `-Infinity`, as Python's `json.dumps` does for
+    /// non-finite floats: not JSON, and a vector must be finite. Fix the vector at its
+    /// source (a NaN usually means a failed encoding).
+    #[error("{literal} at column {column}: a vector's values must be finite numbers")]
+    NonFiniteLiteral {
+        literal: &'static str,
+        column: usize,
+    },
+
+    /// A vector's length differs from the file's (or the index's) dimension.
+    /// `first_line` is the line that fixed the dimension (the file's first vector);
+    /// `None` when it was given up front (an index's dimension).
+    #[error(
+        "vector has {found} values, expected {expected}{}",
+        match first_line {
+            Some(line) => format!(" (the dimension of line {line})"),
+            None => String::new(),
+        }
+    )]
+    VectorDimension {
+        expected: usize,
+        found: usize,
+        first_line: Option<u64>,
+    },
+
+    /// A vector longer than any index can hold (`heddle::MAX_VECTOR_DIM`); it was read no
+    /// further.
+    #[error("vector has more than {max} values")]
+    VectorTooLong { max: usize },
 }

@@ -45,11 +45,7 @@ impl RawFields {
 
     /// The `_id` field: required, a non-empty string.
     pub(crate) fn take_id(&mut self) -> Result<String, LineProblem> {
-        match take_string(&mut self.id, "_id")? {
-            None => Err(LineProblem::MissingField { field: "_id" }),
-            Some(id) if id.is_empty() => Err(LineProblem::EmptyId),
-            Some(id) => Ok(id),
-        }
+        take_id(&mut self.id)
     }
 
     pub(crate) fn take_title(&mut self) -> Result<Option<String>, LineProblem> {
@@ -58,6 +54,15 @@ impl RawFields {
 
     pub(crate) fn take_text(&mut self) -> Result<Option<String>, LineProblem> {
         take_string(&mut self.text, "text")
+    }
+}
+
+/// An `_id` field's value: required, a non-empty string.
+pub(crate) fn take_id(slot: &mut Option<FieldValue>) -> Result<String, LineProblem> {
+    match take_string(slot, "_id")? {
+        None => Err(LineProblem::MissingField { field: "_id" }),
+        Some(id) if id.is_empty() => Err(LineProblem::EmptyId),
+        Some(id) => Ok(id),
     }
 }
 
@@ -76,7 +81,7 @@ fn take_string(
 /// (one object per line), so the column is reported on its own. A lone surrogate is
 /// named as such: serde_json calls it "unexpected end of hex escape" or a "lone leading
 /// surrogate" even when it is a trailing one.
-fn json_problem(line: &str, e: serde_json::Error) -> LineProblem {
+pub(crate) fn json_problem(line: &str, e: serde_json::Error) -> LineProblem {
     if let Some((at, escape)) = lone_surrogate(line)
         && at < e.column()
     {

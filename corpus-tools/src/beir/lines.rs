@@ -2,7 +2,7 @@
 //! and a bound on the length of a line.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::error::{BeirError, LineProblem};
@@ -47,6 +47,10 @@ pub(crate) struct Lines<R> {
     path: PathBuf,
     buf: Vec<u8>,
     line_no: u64,
+    /// Bytes taken from the reader so far.
+    consumed: u64,
+    /// The byte offset of the start of the line last returned.
+    line_start: u64,
     /// The most bytes of a line, its `\n` not counted.
     limit: u64,
     /// The last line was over the limit and the reader is still inside it.
@@ -61,6 +65,8 @@ impl<R: BufRead> Lines<R> {
             path,
             buf: Vec::with_capacity(4096),
             line_no: 0,
+            consumed: 0,
+            line_start: 0,
             limit: max_line_bytes(heddle::DEFAULT_MAX_DOCUMENT_BYTES),
             in_long_line: false,
             done: false,
@@ -81,6 +87,18 @@ impl<R: BufRead> Lines<R> {
         &self.path
     }
 
+    /// Bytes read so far: where the line after the one last returned starts (or a
+    /// blank line before it).
+    pub(crate) fn position(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The byte offset in the file of the line last returned by `next_line` (of its
+    /// byte order mark, on a first line that has one).
+    pub(crate) fn line_offset(&self) -> u64 {
+        self.line_start
+    }
+
     /// An error for the line returned last.
     pub(crate) fn malformed(&self, line: u64, problem: LineProblem) -> BeirError {
         BeirError::Malformed {
@@ -97,9 +115,11 @@ impl<R: BufRead> Lines<R> {
                 return None;
             }
             self.buf.clear();
+            let skipped = self.skip_long_line();
+            self.line_start = self.consumed;
             // Room for the `\r\n` after a line exactly at the limit: a longer one either
             // has no `\n` within reach (the rest is skipped) or too much before it.
-            let read = self.skip_long_line().and_then(|()| {
+            let read = skipped.and_then(|()| {
                 (&mut self.reader)
                     .take(self.limit.saturating_add(2))
                     .read_until(b'\n', &mut self.buf)
@@ -109,7 +129,7 @@ impl<R: BufRead> Lines<R> {
                     self.done = true;
                     return None;
                 }
-                Ok(_) => {}
+                Ok(n) => self.consumed += n as u64,
                 Err(e) => {
                     self.done = true;
                     return Some(Err(BeirError::io(self.path.clone(), e)));
@@ -171,8 +191,26 @@ impl<R: BufRead> Lines<R> {
                 None => (chunk.len(), chunk.is_empty()),
             };
             self.reader.consume(used);
+            self.consumed += used as u64;
             self.in_long_line = !found;
         }
+        Ok(())
+    }
+}
+
+impl<R: BufRead + Seek> Lines<R> {
+    /// Goes to the line that starts at byte `offset` of the file and is its line number
+    /// `line` (as [`Lines::line_offset`] and [`Lines::line`] gave them when it was read):
+    /// the next `next_line` reads it again.
+    pub(crate) fn seek(&mut self, offset: u64, line: u64) -> Result<(), BeirError> {
+        self.reader
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| BeirError::io(self.path.clone(), e))?;
+        self.consumed = offset;
+        self.line_start = offset;
+        self.line_no = line.saturating_sub(1);
+        self.in_long_line = false;
+        self.done = false;
         Ok(())
     }
 }

@@ -18,6 +18,7 @@ mod fields;
 mod lines;
 mod qrels;
 mod queries;
+mod vectors;
 mod writer;
 
 pub use corpus::{CorpusReader, open_corpus};
@@ -25,4 +26,8 @@ pub use error::{BeirError, LineProblem};
 pub use lines::max_line_bytes;
 pub use qrels::{Judgment, QrelsReader, qrels_by_query, read_qrels};
 pub use queries::{Query, QueryReader, open_queries};
+pub use vectors::{
+    MAX_VECTOR_LINE_BYTES, MAX_VECTOR_VALUES, VectorLine, VectorReader, open_vectors,
+    write_vector_line,
+};
 pub use writer::{CorpusWriter, QueriesWriter};

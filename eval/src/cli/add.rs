@@ -11,6 +11,7 @@ use heddle_corpus::beir::{BeirError, LineProblem};
 
 use super::feed::{FlushWatch, duplicate_id};
 use crate::progress::{CommitLines, Progress, plural, thousands};
+use crate::vectors::DocumentVectors;
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
@@ -36,12 +37,31 @@ pub struct AddArgs {
     /// commit at the end) and the memory freed. 0: no budget, one segment.
     #[arg(long, default_value_t = super::index::DEFAULT_MEMORY_MB)]
     pub memory_mb: usize,
+    /// The documents' vectors, for an index that stores them: a JSONL file of
+    /// {"_id": "...", "vector": [numbers]} lines of the index's dimension, exactly one
+    /// for each document of --docs (as `index --vectors`).
+    #[arg(long, value_name = "FILE")]
+    pub vectors: Option<PathBuf>,
 }
 
 pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     // Freed build memory goes back to the system (crate::allocator).
     crate::allocator::prefer_returning_memory();
     let index = Index::open(&args.index)?;
+    let mut vectors = match (&args.vectors, index.vector_dim()) {
+        (None, None) => None,
+        (Some(path), Some(dim)) => Some(DocumentVectors::open(path, Some(dim))?),
+        (None, Some(dim)) => anyhow::bail!(
+            "{}: stores a vector of {dim} dimensions with every document; give the new \
+             documents' vectors with --vectors FILE",
+            args.index.display()
+        ),
+        (Some(_), None) => anyhow::bail!(
+            "{}: stores no vectors (build it with `index --vectors` to have them); \
+             --vectors cannot be used",
+            args.index.display()
+        ),
+    };
     let mut writer = index.writer()?;
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
@@ -55,6 +75,16 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         let doc = doc.map_err(|e| with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
         let line = reader.line();
+        let doc = match vectors.as_mut() {
+            None => doc,
+            Some(vectors) => match vectors.take(&id)? {
+                Some(vector) => doc.with_vector(vector),
+                None => {
+                    let missing = vectors.missing(&path, line, &id);
+                    anyhow::bail!("{missing}; nothing was committed");
+                }
+            },
+        };
         let context = || format!("{}:{line}: document {id:?}", path.display());
         // An id the file repeats is refused under --upsert too (which copy is meant?):
         // the writer is asked, so no map of every id read grows with the file.
@@ -81,6 +111,11 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         }
         flushes.after_add(&writer);
         progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
+    }
+    if let Some(vectors) = &vectors {
+        vectors
+            .check_all_taken(&path)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was committed"))?;
     }
     let stats = CommitLines::commit(&mut writer, &progress)?;
     writer.wait_for_merges()?;

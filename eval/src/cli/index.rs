@@ -15,6 +15,7 @@ use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
 use super::feed::{FlushWatch, duplicate_id};
 use crate::progress::{CommitLines, Progress, plural};
+use crate::vectors::DocumentVectors;
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -75,6 +76,12 @@ pub struct IndexArgs {
     /// With --reorder bp: parts of at most this many documents are not split.
     #[arg(long, default_value_t = heddle::BpConfig::default().min_partition)]
     pub bp_min_partition: u32,
+    /// Store a dense vector with every document, from this JSONL file of
+    /// {"_id": "...", "vector": [numbers]} lines (any order; `heddle-eval embed` writes
+    /// one). Every document needs exactly one; all have the first one's dimension,
+    /// which the index keeps. Search them with `search --query-vectors`.
+    #[arg(long, value_name = "FILE")]
+    pub vectors: Option<PathBuf>,
 }
 
 /// The default of `--memory-mb` (index and add).
@@ -114,10 +121,15 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     crate::allocator::prefer_returning_memory();
     let mut analyzer = AnalyzerConfig::preset(&args.analyzer)?;
     analyzer.max_token_chars = args.max_token_chars;
+    // Checked through before anything is created: a bad vectors file costs no build.
+    let vectors = match &args.vectors {
+        Some(path) => Some(DocumentVectors::open(path, None)?),
+        None => None,
+    };
     let settings = IndexSettings {
         analyzer,
         per_field: args.per_field,
-        vector_dim: None,
+        vector_dim: vectors.as_ref().map(DocumentVectors::dim),
     };
     let target = resolve_link(&args.index)?;
     warn_of_old_staging(&target);
@@ -164,7 +176,7 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
         );
     }
     writer.reset(settings)?;
-    let result = build(args, &index, &mut writer);
+    let result = build(args, &index, &mut writer, vectors);
     if result.is_err() && created && index.generation() == 0 {
         // A failed build of a new index leaves no index behind (once it has committed,
         // only `--merge-to` can still fail, and the index stands).
@@ -225,7 +237,12 @@ fn warn_of_old_staging(index: &Path) {
     }
 }
 
-fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::Result<()> {
+fn build(
+    args: &IndexArgs,
+    index: &Index,
+    writer: &mut IndexWriter,
+    mut vectors: Option<DocumentVectors>,
+) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut progress = Progress::new("index");
     writer.set_threads(args.threads)?;
@@ -241,6 +258,16 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
     let mut flushes = FlushWatch::default();
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| super::add::with_hint(e, args.max_doc_bytes))?;
+        let doc = match vectors.as_mut() {
+            None => doc,
+            Some(vectors) => match vectors.take(&doc.id)? {
+                Some(vector) => doc.with_vector(vector),
+                None => {
+                    let missing = vectors.missing(&path, reader.line(), &doc.id);
+                    anyhow::bail!("{missing}; nothing was committed");
+                }
+            },
+        };
         let id = doc.id.clone();
         match writer.add(doc) {
             Err(heddle::Error::DuplicateId { .. }) => {
@@ -265,6 +292,11 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
                 plural(writer.flushed_segments() as u64, "segment")
             )
         });
+    }
+    if let Some(vectors) = &vectors {
+        vectors
+            .check_all_taken(&path)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing was committed"))?;
     }
     progress.say(&format!(
         "{} read; building the last segment",
@@ -303,6 +335,14 @@ fn build(args: &IndexArgs, index: &Index, writer: &mut IndexWriter) -> anyhow::R
         },
         writer.id_memory() as f64 / f64::from(1 << 20)
     );
+    if let Some(vectors) = &vectors {
+        println!(
+            "  a vector of {} dimensions with every document, from {} ({})",
+            vectors.dim(),
+            args.vectors.as_deref().unwrap_or(Path::new("")).display(),
+            plural(vectors.len() as u64, "vector")
+        );
+    }
     if let Some(target) = args.merge_to {
         let started = Instant::now();
         progress.say(&format!(

@@ -6,6 +6,8 @@ mod compare_runs;
 mod crash_writer;
 mod delete;
 pub(crate) mod display;
+#[cfg(feature = "embed")]
+mod embed;
 mod feed;
 mod index;
 mod merge;
@@ -59,6 +61,10 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Two builds in matched ABBA runs: per-figure verdicts gated by the noise floor.
     Ab(crate::ab::AbArgs),
+    /// Encode a BEIR corpus and queries with all-MiniLM-L6-v2 into vectors files
+    /// (cached, resumable).
+    #[cfg(feature = "embed")]
+    Embed(embed::EmbedArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -81,7 +87,24 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::CompareRuns(args) => compare_runs::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Ab(args) => crate::ab::run(&args).map(drop),
+        #[cfg(feature = "embed")]
+        Command::Embed(args) => embed::run(&args),
     }
+}
+
+/// What a command needs done before the process has a second thread (`main` calls it
+/// right after parsing the command line).
+///
+/// # Safety
+///
+/// May write the environment: call it before any other thread of the process exists.
+pub unsafe fn before_threads(cli: &Cli) {
+    #[cfg(feature = "embed")]
+    if let Command::Embed(_) = cli.command {
+        // SAFETY: passed on from the caller.
+        unsafe { embed::before_threads() };
+    }
+    let _ = cli;
 }
 
 /// Every visible argument of `command`'s subcommands (hidden subcommands included) that

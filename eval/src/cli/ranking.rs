@@ -156,10 +156,17 @@ impl RankingArgs {
 
 /// `--encoder`: minilm or hashing:DIM, as query vectors encoded when each query runs.
 pub fn encoder_by_name(name: &str) -> anyhow::Result<Arc<dyn QueryVectors>> {
+    #[cfg(feature = "embed")]
     if name == "minilm" {
         let files = heddle_encoder::ModelFiles::fetch().context("fetching all-MiniLM-L6-v2")?;
         let encoder = heddle_encoder::Encoder::load(&files).context("loading all-MiniLM-L6-v2")?;
         return Ok(Arc::new(EncodedQueries(encoder)));
+    }
+    #[cfg(not(feature = "embed"))]
+    if name == "minilm" {
+        bail!(
+            "--encoder minilm: this heddle-eval was built without the embed feature (the model runtime)"
+        );
     }
     if let Some(dim) = name.strip_prefix("hashing:") {
         let dim: usize = dim

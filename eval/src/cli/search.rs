@@ -2,7 +2,7 @@
 //! run (`--queries FILE --run-out FILE`).
 
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -14,7 +14,7 @@ use serde_json::json;
 use super::display::escape_controls;
 use super::ranking::{RankingArgs, bm25_flags, result_count};
 use crate::progress::{Progress, plural};
-use crate::quality::{RankedHit, Retrieval, Run, StreamSettings, StreamSpec};
+use crate::quality::{RankedHit, Retrieval, Run, RunEntry, StreamSettings, StreamSpec};
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
@@ -40,12 +40,13 @@ pub struct SearchArgs {
     /// topics file (qid<TAB>text), told apart by their content. Needs --run-out.
     #[arg(long, value_name = "FILE", requires = "run_out", conflicts_with_all = ["query", "query_text"])]
     pub queries: Option<PathBuf>,
-    /// With --queries: write the results as a TREC run (qid Q0 docid rank score tag),
-    /// --k lines a query at most, as `quality --run-out` writes it.
-    #[arg(long, value_name = "FILE", requires = "queries")]
+    /// With --queries, or --query-vectors alone (each vector's exact nearest documents,
+    /// no query text needed): write the results as a TREC run (qid Q0 docid rank score
+    /// tag), --k lines a query at most, as `quality --run-out` writes it.
+    #[arg(long, value_name = "FILE")]
     pub run_out: Option<PathBuf>,
     /// The run file's tag column.
-    #[arg(long, default_value = "heddle", requires = "queries")]
+    #[arg(long, default_value = "heddle", requires = "run_out")]
     pub tag: String,
     /// The query; several words are joined with spaces. Words after `--` are never
     /// options (`search --index I -- -word`). With no words, or `-`, the query is read
@@ -92,10 +93,28 @@ struct JsonResult<'a> {
 }
 
 pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
-    let batch = args.queries.is_some();
+    // `--query-vectors FILE --run-out RUN` without --queries: a dense run by query id.
+    let vectors_only = args.queries.is_none() && args.ranking.query_vectors.is_some();
+    let batch = args.queries.is_some() || vectors_only;
+    if args.run_out.is_some() && !batch {
+        bail!("--run-out writes the run of --queries or --query-vectors; give one of them");
+    }
     let k_flag = args.k.unwrap_or(if batch { BATCH_K } else { 10 });
     let k = result_count("--k", k_flag)?;
     let bm25 = bm25_flags(args.k1, args.b)?;
+    if vectors_only {
+        if args.ranking.arm.is_some() || args.ranking.fuse.is_some() {
+            bail!("--arm and --fuse rank query texts: give them with --queries");
+        }
+        return run_vectors(
+            args,
+            args.ranking
+                .query_vectors
+                .as_deref()
+                .unwrap_or(Path::new("")),
+            k,
+        );
+    }
     let retrieval = args.ranking.retrieval(bm25, k, false)?;
     if batch {
         return run_batch(args, &retrieval);
@@ -192,6 +211,63 @@ fn run_batch(args: &SearchArgs, retrieval: &Retrieval) -> anyhow::Result<()> {
         plural(queries.len() as u64, "query"),
         path.display(),
         empty,
+        seconds
+    );
+    println!("run file: {}", run_out.display());
+    Ok(())
+}
+
+/// `--query-vectors FILE --run-out FILE` without --queries: every query vector's exact
+/// nearest documents by inner product, written as a TREC run (no query text needed).
+fn run_vectors(args: &SearchArgs, path: &Path, k: usize) -> anyhow::Result<()> {
+    let Some(run_out) = &args.run_out else {
+        bail!("--query-vectors needs --run-out");
+    };
+    let index = Index::open(&args.index)?;
+    let Some(dim) = index.vector_dim() else {
+        bail!(
+            "{}: stores no vectors (build it with `index --vectors`)",
+            args.index.display()
+        );
+    };
+    let queries = crate::vectors::read_query_vectors(path, Some(dim))?;
+    let searcher = index.searcher();
+    let started = Instant::now();
+    let mut progress = Progress::new("search");
+    let mut run = Run::new();
+    for (i, (id, vector)) in queries.iter().enumerate() {
+        let entries: Vec<RunEntry> = searcher
+            .search_vector_exact(vector, k)
+            .with_context(|| format!("query {id:?} of {}", path.display()))?
+            .into_iter()
+            .map(|hit| RunEntry::new(hit.id, hit.score))
+            .collect();
+        if !entries.is_empty() {
+            run.insert(id, entries)?;
+        }
+        progress.tick(|| format!("{} of {}", i + 1, plural(queries.len() as u64, "query")));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    run.write_trec_file(run_out, &args.tag)?;
+    let ranking = format!("exact inner product of {dim}-dimensional vectors");
+    if args.json {
+        let out = json!({
+            "index": args.index.display().to_string(),
+            "query_vectors_file": path.display().to_string(),
+            "queries": queries.len(),
+            "k": k,
+            "ranking": ranking,
+            "run_file": run_out.display().to_string(),
+            "seconds": seconds,
+        });
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(());
+    }
+    println!("ranking: {ranking}");
+    println!(
+        "{} from {}, {:.2} s",
+        plural(queries.len() as u64, "query vector"),
+        path.display(),
         seconds
     );
     println!("run file: {}", run_out.display());

@@ -18,6 +18,7 @@ pub trait TextEncoder: Send + Sync {
     fn encode(&self, text: &str) -> anyhow::Result<Vec<f32>>;
 }
 
+#[cfg(feature = "embed")]
 impl TextEncoder for heddle_encoder::Encoder {
     fn name(&self) -> String {
         let pin = heddle_encoder::pin::ALL_MINILM_L6_V2;
