@@ -101,6 +101,11 @@ impl DocumentVectors {
         self.places.len()
     }
 
+    /// Whether the file holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.places.is_empty()
+    }
+
     /// The vector of document `id`, read from its line. `None` if the file has none for
     /// it. A document id read twice gets its vector twice (the writer refuses the repeat).
     pub fn take(&mut self, id: &str) -> anyhow::Result<Option<Vec<f32>>> {
