@@ -12,12 +12,7 @@ use heddle_bench::engines::{BuildOptions, Engine, ScoredHit, TantivyBackend};
 use heddle_bench::reference::{self, CollectionStats};
 
 fn options(threads: usize) -> BuildOptions {
-    BuildOptions {
-        analysis: Analysis::Matched,
-        threads,
-        segments: 1,
-        memory_bytes: 64 << 20,
-    }
+    common::matched_build(threads, 1, 64 << 20)
 }
 
 fn queries(dir: &Path) -> Vec<String> {

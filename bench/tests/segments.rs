@@ -8,15 +8,10 @@ mod common;
 use std::path::Path;
 
 use heddle_bench::analysis::Analysis;
-use heddle_bench::engines::{BuildOptions, BuildStats, Engine, ScoredHit};
+use heddle_bench::engines::{BuildStats, Engine, ScoredHit};
 
 fn build(engine: Engine, corpus: &Path, dir: &Path, segments: usize, memory: usize) -> BuildStats {
-    let opts = BuildOptions {
-        analysis: Analysis::Matched,
-        threads: 1,
-        segments,
-        memory_bytes: memory,
-    };
+    let opts = common::matched_build(1, segments, memory);
     engine.build(corpus, dir, &opts).unwrap()
 }
 

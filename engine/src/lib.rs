@@ -44,8 +44,8 @@ pub use document::Document;
 pub use error::{Error, Result};
 pub use field::{Field, FieldCounts};
 pub use index::{
-    CheckReport, CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, Failpoint, Index, IndexSettings,
-    IndexWriter, MIN_MEMORY_BUDGET, MergePolicy, MergeStats, check_index,
+    AfterFlush, CheckReport, CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, Failpoint, Index,
+    IndexSettings, IndexWriter, MIN_MEMORY_BUDGET, MergePolicy, MergeStats, check_index,
 };
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
 pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};

@@ -345,3 +345,100 @@ fn an_id_deleted_added_again_and_flushed_again_loses_each_copy_in_turn() {
     assert_eq!(find("thirdcopy"), ["x"]);
     assert!(heddle::check_index(dir.path()).is_ok());
 }
+
+#[test]
+fn the_after_flush_hook_runs_once_for_each_segment_the_budget_writes() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
+    let mut w = writer(&index, SMALL);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    w.set_after_flush(Some(Arc::new(move || {
+        seen.fetch_add(1, Ordering::SeqCst);
+    })));
+    for i in 0..1500 {
+        w.add(doc(i)).unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            w.flushed_segments(),
+            "after document {i}"
+        );
+    }
+    assert!(w.flushed_segments() >= 2);
+    // The commit builds the rest itself: that is not a budget flush.
+    let flushed = w.flushed_segments();
+    w.commit().unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), flushed);
+    // Removing the hook stops the calls.
+    w.set_after_flush(None);
+    for i in 1500..3000 {
+        w.add(doc(i)).unwrap();
+    }
+    assert!(w.flushed_segments() >= 1);
+    assert_eq!(calls.load(Ordering::SeqCst), flushed);
+}
+
+#[test]
+fn upsert_refusing_repeats_replaces_committed_ids_and_refuses_uncommitted_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
+    let mut w = writer(&index, SMALL);
+    for i in 0..40 {
+        w.add(doc(i)).unwrap();
+    }
+    w.commit().unwrap();
+    // A committed id is replaced.
+    w.upsert_refusing_repeats(Document::new("doc3", "", "replaced zebra"))
+        .unwrap();
+    // Then the same id again, before the commit: a repeat, refused.
+    assert!(matches!(
+        w.upsert_refusing_repeats(Document::new("doc3", "", "second okapi")),
+        Err(Error::DuplicateId { .. })
+    ));
+    // A new id, then ids that went on into flushed segments: refused too.
+    for i in 40..1500 {
+        w.upsert_refusing_repeats(doc(i)).unwrap();
+    }
+    assert!(w.flushed_segments() >= 2);
+    assert!(matches!(
+        w.upsert_refusing_repeats(doc(45)),
+        Err(Error::DuplicateId { .. })
+    ));
+    // Deleted since it was added, the id may come again.
+    assert!(w.delete("doc46"));
+    w.upsert_refusing_repeats(Document::new("doc46", "", "again gnu"))
+        .unwrap();
+    w.commit().unwrap();
+    assert_eq!(index.num_docs(), 1500);
+    assert_eq!(ids_found(&index, "zebra"), ["doc3"]);
+    assert!(ids_found(&index, "okapi").is_empty(), "the refused repeat");
+    assert_eq!(ids_found(&index, "gnu"), ["doc46"]);
+    assert!(heddle::check_index(dir.path()).is_ok());
+}
+
+#[test]
+fn an_upsert_refused_for_its_own_document_deletes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
+    let mut w = writer(&index, SMALL);
+    w.add(Document::new("kept", "", "original yak")).unwrap();
+    w.commit().unwrap();
+    w.set_max_document_bytes(20);
+    let too_large = || Document::new("kept", "", "a replacement far over twenty bytes");
+    assert!(matches!(
+        w.upsert(too_large()),
+        Err(Error::DocumentTooLarge { .. })
+    ));
+    assert!(matches!(
+        w.upsert_refusing_repeats(too_large()),
+        Err(Error::DocumentTooLarge { .. })
+    ));
+    w.commit().unwrap();
+    assert_eq!(
+        ids_found(&index, "yak"),
+        ["kept"],
+        "the committed copy stays"
+    );
+}

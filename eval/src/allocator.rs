@@ -5,8 +5,12 @@
 //! left it, so a writer working in a memory budget would look (and, to the machine, be)
 //! as large as its largest build ever was, growing with every larger one. The engine
 //! frees what it built; whether to pay for returning it is the program's choice (it is
-//! one process-wide call), so the commands that index call this after each segment the
-//! budget wrote.
+//! one process-wide call), so every program that indexes in a budget (`index`, `add`,
+//! heddle-bench's heddle build) asks for it in one place, [`return_memory_after_flushes`].
+
+use std::sync::Arc;
+
+use heddle::IndexWriter;
 
 /// Allocations at least this large get pages of their own (glibc's `M_MMAP_THRESHOLD`).
 pub const OWN_PAGES_FROM: usize = 64 << 10;
@@ -37,4 +41,14 @@ pub fn release_free_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// What a program indexing in a memory budget does so that its resident set follows
+/// the budget instead of the largest build so far: large allocations on pages of their
+/// own ([`prefer_returning_memory`]) and the freed memory handed back after each segment
+/// `writer` writes for its budget ([`release_free_memory`], as the writer's
+/// [`IndexWriter::set_after_flush`] hook).
+pub fn return_memory_after_flushes(writer: &mut IndexWriter) {
+    prefer_returning_memory();
+    writer.set_after_flush(Some(Arc::new(release_free_memory)));
 }

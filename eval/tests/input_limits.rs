@@ -229,6 +229,51 @@ fn a_duplicate_id_in_one_file_names_its_first_line() {
     );
 }
 
+/// A corpus read from a pipe cannot be read again to find the repeat's first line: the
+/// error still names the repeat's line and says why the first is not named, and nothing
+/// of the pipe is added.
+#[test]
+fn a_duplicate_id_from_a_pipe_says_the_first_line_could_not_be_found() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let body = "{\"_id\":\"p\",\"text\":\"one\"}\n{\"_id\":\"q\",\"text\":\"two\"}\n{\"_id\":\"p\",\"text\":\"three\"}\n";
+    let (idx, _) = index_and_docs(dir.path(), "");
+    for upsert in [&[][..], &["--upsert"][..]] {
+        let args = [
+            &["add", "--index", &idx, "--docs", "/dev/stdin"][..],
+            upsert,
+        ]
+        .concat();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(body.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("/dev/stdin:3: document id \"p\""),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("rereading the file"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    for word in ["one", "two", "three"] {
+        let out = ok(&["search", "--index", &idx, word]);
+        assert!(out.contains("no hits"), "{word}: {out}");
+    }
+}
+
 /// The first copy of the id is no longer buffered but in a segment the memory budget
 /// wrote: the writer still refuses the repeat, and the error still names both lines
 /// (the file is read again to find the first, not remembered id by id).

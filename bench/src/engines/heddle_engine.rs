@@ -8,15 +8,13 @@ use std::time::Instant;
 
 use anyhow::Context;
 use heddle::{Index, IndexSettings, SearchOptions};
-use heddle_eval::allocator::{prefer_returning_memory, release_free_memory};
+use heddle_eval::allocator::return_memory_after_flushes;
 use heddle_eval::bench::{Backend, BackendFactory, HeddleFactory, WriteOptions};
 use heddle_eval::progress::{Progress, thousands};
 
 use super::{BuildOptions, BuildStats, Engine, ScoredHit, ScoredSearch, dir_size};
 
 pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::Result<BuildStats> {
-    // As `heddle-eval index` does: freed build memory goes back to the system.
-    prefer_returning_memory();
     let started = Instant::now();
     let mut progress = Progress::new("build heddle");
     let index = Index::create(
@@ -28,6 +26,8 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
         },
     )?;
     let mut writer = index.writer()?;
+    // As `heddle-eval index` does: freed build memory goes back to the system.
+    return_memory_after_flushes(&mut writer);
     writer.set_threads(opts.threads)?;
     if opts.memory_bytes > 0 {
         writer.set_memory_budget(opts.memory_bytes);
@@ -36,21 +36,16 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     writer.set_background_merges(opts.segments == 0);
     let mut reader = heddle_corpus::beir::open_corpus(corpus)?;
     let path = reader.path().to_path_buf();
-    let mut flushed = 0;
     while let Some(doc) = reader.next() {
         let doc = doc?;
         writer
             .add(doc)
             .with_context(|| format!("{}:{}", path.display(), reader.line()))?;
-        if writer.flushed_segments() != flushed {
-            flushed = writer.flushed_segments();
-            release_free_memory();
-        }
         progress.tick(|| {
             format!(
                 "{} documents read, {} segments written",
                 thousands(writer.buffered() as u64),
-                flushed
+                writer.flushed_segments()
             )
         });
     }

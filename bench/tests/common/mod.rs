@@ -5,6 +5,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use heddle_bench::analysis::Analysis;
+use heddle_bench::engines::BuildOptions;
+
 const WORDS: &[&str] = &[
     "virus",
     "viral",
@@ -137,4 +140,17 @@ pub fn write_fixture(dir: &Path, docs: usize, queries: usize, seed: u64, long: b
         let _ = writeln!(qs, "{{\"_id\":\"q{q}\",\"text\":\"{}\"}}", words.join(" "));
     }
     std::fs::write(dir.join("queries.jsonl"), qs).unwrap();
+}
+
+/// How the tests build both engines unless they say otherwise: matched analysis, on
+/// `threads` threads, down to `segments` segments (0: each engine's own policy), in a
+/// memory budget of `memory_bytes` (0: heddle's writer has none).
+#[allow(dead_code)] // not every test file builds
+pub fn matched_build(threads: usize, segments: usize, memory_bytes: usize) -> BuildOptions {
+    BuildOptions {
+        analysis: Analysis::Matched,
+        threads,
+        segments,
+        memory_bytes,
+    }
 }

@@ -28,7 +28,9 @@ pub(crate) use manifest::Manifest;
 pub use merge::MergeStats;
 pub use merge_policy::MergePolicy;
 pub(crate) use snapshot::{LiveSegment, Snapshot};
-pub use writer::{CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, IndexWriter, MIN_MEMORY_BUDGET};
+pub use writer::{
+    AfterFlush, CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, IndexWriter, MIN_MEMORY_BUDGET,
+};
 
 use crate::analysis::{Analyzer, AnalyzerConfig};
 use crate::directory::{DirLock, LOCK_FILE, fsync_dir};

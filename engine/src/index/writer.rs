@@ -124,7 +124,12 @@ pub struct IndexWriter {
     reorder: Reorder,
     reorder_progress: Option<ReorderProgress>,
     commit_progress: Option<CommitProgress>,
+    after_flush: Option<AfterFlush>,
 }
+
+/// Called after each segment the memory budget made the writer write (see
+/// [`IndexWriter::set_after_flush`]).
+pub type AfterFlush = Arc<dyn Fn() + Send + Sync>;
 
 /// A pending start-over: the settings the next commit's manifest takes, and what
 /// [`IndexWriter::rollback`] restores if it is abandoned.
@@ -198,6 +203,7 @@ impl IndexWriter {
             reorder: Reorder::None,
             reorder_progress: None,
             commit_progress: None,
+            after_flush: None,
         })
     }
 
@@ -225,6 +231,14 @@ impl IndexWriter {
     /// (the default) stops the reports; either way the commit does the same work.
     pub fn set_commit_progress(&mut self, observer: Option<CommitProgress>) {
         self.commit_progress = observer;
+    }
+
+    /// Calls `hook` after each segment the memory budget makes the writer write, once
+    /// its files are synced and the build's memory is freed: the place for a program to
+    /// hand that memory back to the system (glibc keeps what a process frees), which is
+    /// the program's choice, not the library's. `None` (the default) calls nothing.
+    pub fn set_after_flush(&mut self, hook: Option<AfterFlush>) {
+        self.after_flush = hook;
     }
 
     /// Sets the policy that bounds the number of segments.
@@ -311,19 +325,31 @@ impl IndexWriter {
     /// first write the buffered documents as a segment (see
     /// [`IndexWriter::set_memory_budget`]); an error doing so leaves them buffered.
     pub fn add(&mut self, doc: Document) -> Result<()> {
+        self.refuse_unfit(&doc)?;
+        let fp = self.hasher.fingerprint(&doc.id);
+        self.add_fingerprinted(doc, fp)
+    }
+
+    /// An empty id, a document over the size limit, or a vector that does not fit the
+    /// index: checked before anything changes, so a refused document changes nothing.
+    fn refuse_unfit(&self, doc: &Document) -> Result<()> {
         if doc.id.is_empty() {
             return Err(Error::EmptyId);
         }
         let bytes = doc.title.len() + doc.text.len();
         if bytes > self.max_document_bytes {
             return Err(Error::DocumentTooLarge {
-                id: doc.id,
+                id: doc.id.clone(),
                 bytes,
                 limit: self.max_document_bytes,
             });
         }
-        crate::vectors::check_document(&doc, self.vector_dim())?;
-        let fp = self.hasher.fingerprint(&doc.id);
+        crate::vectors::check_document(doc, self.vector_dim())
+    }
+
+    /// [`IndexWriter::add`] after [`IndexWriter::refuse_unfit`], `fp` being the id's
+    /// fingerprint.
+    fn add_fingerprinted(&mut self, doc: Document, fp: u64) -> Result<()> {
         if self.holds(&doc.id, fp)? {
             return Err(Error::DuplicateId { id: doc.id });
         }
@@ -408,6 +434,10 @@ impl IndexWriter {
     /// fingerprint: odds of about n / 2^64 for n documents (docs/DECISIONS.md).
     pub fn delete(&mut self, id: &str) -> bool {
         let fp = self.hasher.fingerprint(id);
+        self.delete_fingerprinted(id, fp)
+    }
+
+    fn delete_fingerprinted(&mut self, id: &str, fp: u64) -> bool {
         if self.buffer_ids.get(&fp).is_some_and(|&n| n > 0)
             && let Some(pos) = self.buffer.iter().position(|d| d.id == id)
         {
@@ -443,11 +473,28 @@ impl IndexWriter {
     }
 
     /// Replaces the document with the same id, if any, in the same commit. A document
-    /// whose vector does not fit the index is refused before anything is deleted.
+    /// [`IndexWriter::add`] would refuse for itself (empty id, too large, a vector that
+    /// does not fit) is refused before anything is deleted.
     pub fn upsert(&mut self, doc: Document) -> Result<()> {
-        crate::vectors::check_document(&doc, self.vector_dim())?;
-        self.delete(&doc.id);
-        self.add(doc)
+        self.refuse_unfit(&doc)?;
+        let fp = self.hasher.fingerprint(&doc.id);
+        self.delete_fingerprinted(&doc.id, fp);
+        self.add_fingerprinted(doc, fp)
+    }
+
+    /// [`IndexWriter::upsert`] for a program feeding a file, in which a repeated id is
+    /// an error (which copy is meant?) while an id already committed is replaced: an id
+    /// added since the last commit (and not deleted since) is refused with
+    /// [`Error::DuplicateId`], changing nothing. The id is fingerprinted once, where
+    /// [`IndexWriter::is_uncommitted`] followed by `upsert` would do it three times.
+    pub fn upsert_refusing_repeats(&mut self, doc: Document) -> Result<()> {
+        self.refuse_unfit(&doc)?;
+        let fp = self.hasher.fingerprint(&doc.id);
+        if self.holds_uncommitted(&doc.id, fp)? {
+            return Err(Error::DuplicateId { id: doc.id });
+        }
+        self.delete_fingerprinted(&doc.id, fp);
+        self.add_fingerprinted(doc, fp)
     }
 
     /// Documents waiting for the next commit: buffered, and in segments already
@@ -606,6 +653,9 @@ impl IndexWriter {
             for path in &paths {
                 crate::directory::drop_cached_pages(path);
             }
+        }
+        if let Some(hook) = &self.after_flush {
+            hook();
         }
         synced
     }

@@ -9,7 +9,7 @@ use clap::Args;
 use heddle::Index;
 use heddle_corpus::beir::{BeirError, LineProblem};
 
-use super::feed::{FlushWatch, duplicate_id};
+use super::feed::duplicate_id;
 use crate::progress::{CommitLines, Progress, plural, thousands};
 use crate::vectors::DocumentVectors;
 
@@ -45,8 +45,6 @@ pub struct AddArgs {
 }
 
 pub fn run(args: &AddArgs) -> anyhow::Result<()> {
-    // Freed build memory goes back to the system (crate::allocator).
-    crate::allocator::prefer_returning_memory();
     let index = Index::open(&args.index)?;
     let mut vectors = match (&args.vectors, index.vector_dim()) {
         (None, None) => None,
@@ -63,6 +61,8 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         ),
     };
     let mut writer = index.writer()?;
+    // Freed build memory goes back to the system after each budget flush.
+    crate::allocator::return_memory_after_flushes(&mut writer);
     writer.set_threads(args.threads)?;
     writer.set_max_document_bytes(args.max_doc_bytes);
     writer.set_memory_budget(super::index::memory_budget(args.memory_mb));
@@ -70,7 +70,6 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     reader.set_max_document_bytes(args.max_doc_bytes);
     let path = reader.path().to_path_buf();
     let mut progress = Progress::new("add");
-    let mut flushes = FlushWatch::default();
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
@@ -87,12 +86,9 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         };
         let context = || format!("{}:{line}: document {id:?}", path.display());
         // An id the file repeats is refused under --upsert too (which copy is meant?):
-        // the writer is asked, so no map of every id read grows with the file.
-        let repeated = args.upsert && writer.is_uncommitted(&id).with_context(context)?;
-        let added = if repeated {
-            Err(heddle::Error::DuplicateId { id: id.clone() })
-        } else if args.upsert {
-            writer.upsert(doc)
+        // the writer knows, so no map of every id read grows with the file.
+        let added = if args.upsert {
+            writer.upsert_refusing_repeats(doc)
         } else {
             writer.add(doc)
         };
@@ -109,7 +105,6 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
             }
             added => added.with_context(context)?,
         }
-        flushes.after_add(&writer);
         progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
     if let Some(vectors) = &vectors {

@@ -1,13 +1,9 @@
 //! What `index` and `add` share while they feed a corpus file to a writer: naming a
-//! repeated id's lines without keeping every id in memory, and returning the memory each
-//! budget flush freed.
+//! repeated id's lines without keeping every id in memory.
 
 use std::path::Path;
 
-use heddle::IndexWriter;
 use heddle_corpus::beir::{BeirError, LineProblem};
-
-use crate::allocator::release_free_memory;
 
 /// The error for a document at `line` of the corpus `path` whose id the writer already
 /// holds. The writer knows the id is taken but not where it came from: the file is read
@@ -72,21 +68,56 @@ fn first_line_of(
     anyhow::bail!("the file now ends before line {before}")
 }
 
-/// Notices when the writer has written a segment for its memory budget, and hands the
-/// memory the build freed back to the system, so that the process's resident set
-/// follows the budget instead of the largest build so far (see [`crate::allocator`]).
-#[derive(Debug, Default)]
-pub(super) struct FlushWatch {
-    flushed: usize,
-}
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
 
-impl FlushWatch {
-    /// Call after each document given to `writer`.
-    pub(super) fn after_add(&mut self, writer: &IndexWriter) {
-        let flushed = writer.flushed_segments();
-        if flushed != self.flushed {
-            self.flushed = flushed;
-            release_free_memory();
+    use super::*;
+
+    const MAX: usize = 1 << 20;
+
+    fn corpus(lines: &[&str]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        for id in lines {
+            writeln!(file, r#"{{"_id": "{id}", "title": "", "text": "words"}}"#).unwrap();
         }
+        file
+    }
+
+    #[test]
+    fn a_repeat_names_its_first_line() {
+        let file = corpus(&["a", "b", "a"]);
+        let message = duplicate_id(file.path(), 3, "a", MAX, false).to_string();
+        assert!(message.contains(":3:"), "{message}");
+        assert!(message.contains("first seen at line 1"), "{message}");
+    }
+
+    #[test]
+    fn a_reread_that_misses_the_id_says_the_file_changed_or_the_index_holds_it() {
+        // The id is not on any line before 3 (the file changed since it was read, or
+        // the id came from the index).
+        let file = corpus(&["b", "c", "a"]);
+        let changed = duplicate_id(file.path(), 3, "a", MAX, false).to_string();
+        assert!(changed.contains("did the file change"), "{changed}");
+        assert!(changed.contains(":3:"), "{changed}");
+        let in_index = duplicate_id(file.path(), 3, "a", MAX, true).to_string();
+        assert!(in_index.contains("is already in the index"), "{in_index}");
+    }
+
+    #[test]
+    fn a_reread_that_fails_says_so_and_where() {
+        // Shorter now than the line the repeat was read at, as a pipe reads empty the
+        // second time.
+        let file = corpus(&["b"]);
+        let message = duplicate_id(file.path(), 7, "a", MAX, false).to_string();
+        assert!(message.contains(":7:"), "{message}");
+        assert!(message.contains("earlier line of this file"), "{message}");
+        assert!(message.contains("rereading the file"), "{message}");
+        assert!(message.contains("ends before line 7"), "{message}");
+        let gone = duplicate_id(Path::new("/nonexistent/corpus.jsonl"), 2, "a", MAX, true);
+        assert!(
+            gone.to_string().contains("in the index, or earlier"),
+            "{gone}"
+        );
     }
 }

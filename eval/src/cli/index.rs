@@ -13,7 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
-use super::feed::{FlushWatch, duplicate_id};
+use super::feed::duplicate_id;
 use crate::progress::{CommitLines, Progress, plural};
 use crate::vectors::DocumentVectors;
 
@@ -117,8 +117,6 @@ impl IndexArgs {
 }
 
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
-    // Freed build memory goes back to the system (crate::allocator).
-    crate::allocator::prefer_returning_memory();
     let mut analyzer = AnalyzerConfig::preset(&args.analyzer)?;
     analyzer.max_token_chars = args.max_token_chars;
     // Checked through before anything is created: a bad vectors file costs no build.
@@ -165,6 +163,8 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
         }
     };
     let mut writer = index.writer()?;
+    // Freed build memory goes back to the system after each budget flush.
+    crate::allocator::return_memory_after_flushes(&mut writer);
     // The check that decides, made under the lock: an index with a commit is replaced
     // only on request. (An index at generation 0 holds nothing: a crashed `index` run.)
     let created = index.generation() == 0;
@@ -255,7 +255,6 @@ fn build(
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
     let path = reader.path().to_path_buf();
-    let mut flushes = FlushWatch::default();
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| super::add::with_hint(e, args.max_doc_bytes))?;
         let doc = match vectors.as_mut() {
@@ -284,7 +283,6 @@ fn build(
                 format!("{}:{}: document {id:?}", path.display(), reader.line())
             })?,
         }
-        flushes.after_add(writer);
         progress.tick(|| {
             format!(
                 "{} read, {} written",
