@@ -498,7 +498,10 @@ fn the_bench_runs_the_hybrid_arm_with_each_querys_encoding_inside_its_latency() 
     // (each rounded up to a microsecond).
     let service_max = rung["service_us"]["max"].as_u64().unwrap();
     assert!(encode["max"].as_u64().unwrap() <= service_max + 1, "{rung}");
-    assert_eq!(report["settings"]["ranking"], "the hybrid arm");
+    assert_eq!(
+        report["settings"]["ranking"],
+        format!("the hybrid arm (encoder {ENCODER}, ivf vector search)")
+    );
     // The text arm has no encoding to report.
     let text = ok(&[
         "bench",

@@ -100,8 +100,8 @@ pub struct BenchArgs {
     pub k: usize,
 
     /// The arm heddle runs: text (BM25 over the flat field), vector (the query encoded,
-    /// then exact inner product against every document's vector) or hybrid (both,
-    /// fused by RRF with k = 60, each read 1,000 deep). Each request's encoding is inside
+    /// then the inner product against the documents' vectors, as --vector-search says)
+    /// or hybrid (both, fused by RRF with k = 60, each read 1,000 deep). Each request's encoding is inside
     /// its latency, and a table gives its share. vector and hybrid need an index with
     /// vectors of the encoder's width.
     #[arg(long, value_parser = ["text", "vector", "hybrid"], default_value = "text")]
@@ -112,6 +112,12 @@ pub struct BenchArgs {
     /// thread per request) or hashing:DIM (a bag-of-words stand-in without a model).
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
+
+    /// How --arm vector and hybrid search the vectors: ivf (the nearest IVF lists, 3 ×
+    /// √lists of them; segments under 4,096 documents are scanned exactly) or exact
+    /// (every live vector scored), as `quality --vector-search`.
+    #[arg(long, value_parser = ["ivf", "exact"], default_value = "ivf")]
+    pub vector_search: String,
 
     /// BM25 term-frequency saturation for heddle's searches, from 0 to 1000 (as
     /// `search --k1`).
@@ -269,6 +275,7 @@ fn arm_ranking(args: &BenchArgs) -> anyhow::Result<Option<Retrieval>> {
     r.weights = vec![1.0; streams.len()];
     r.streams = streams;
     r.query_vectors = Some(crate::cli::encoder_by_name(&args.encoder)?);
+    r.probes = (args.vector_search == "ivf").then(heddle::Probes::default);
     Ok(Some(r))
 }
 
@@ -685,7 +692,10 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         label: args.label.clone(),
         ranking: match &args.arm[..] {
             "text" => None,
-            arm => Some(format!("the {arm} arm")),
+            arm => Some(format!(
+                "the {arm} arm (encoder {}, {} vector search)",
+                args.encoder, args.vector_search
+            )),
         },
         max_others_cpu: args.max_others_cpu,
         max_lag_ratio: args.max_lag_ratio,
