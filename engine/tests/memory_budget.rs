@@ -88,6 +88,18 @@ fn writer(index: &Index, budget: usize) -> IndexWriter {
 const SMALL: usize = heddle::MIN_MEMORY_BUDGET;
 
 /// The ids a search for `q` finds, best first.
+/// A new index in `dir` holding `doc(0)` to `doc(n - 1)`, committed, and its writer in
+/// the smallest budget.
+fn committed(dir: &Path, n: usize) -> (Index, IndexWriter) {
+    let index = Index::create(dir, common::english_per_field()).unwrap();
+    let mut w = writer(&index, SMALL);
+    for i in 0..n {
+        w.add(doc(i)).unwrap();
+    }
+    w.commit().unwrap();
+    (index, w)
+}
+
 fn ids_found(index: &Index, q: &str) -> Vec<String> {
     index
         .searcher()
@@ -188,12 +200,7 @@ fn the_accounting_stays_within_the_budget_and_its_stated_overhead() {
 #[test]
 fn rollback_and_a_failed_commit_remove_flushed_files_and_keep_the_committed() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
-    let mut w = writer(&index, SMALL);
-    for i in 0..50 {
-        w.add(doc(i)).unwrap();
-    }
-    w.commit().unwrap();
+    let (index, mut w) = committed(dir.path(), 50);
     let committed = named_files(&index);
     let ranked = rankings(&index);
 
@@ -238,12 +245,7 @@ fn rollback_and_a_failed_commit_remove_flushed_files_and_keep_the_committed() {
 #[test]
 fn deletes_and_upserts_reach_documents_in_flushed_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
-    let mut w = writer(&index, SMALL);
-    for i in 0..40 {
-        w.add(doc(i)).unwrap();
-    }
-    w.commit().unwrap();
+    let (index, mut w) = committed(dir.path(), 40);
     for i in 40..1500 {
         w.add(doc(i)).unwrap();
     }
@@ -383,12 +385,7 @@ fn the_after_flush_hook_runs_once_for_each_segment_the_budget_writes() {
 #[test]
 fn upsert_refusing_repeats_replaces_committed_ids_and_refuses_uncommitted_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let index = Index::create(dir.path(), common::english_per_field()).unwrap();
-    let mut w = writer(&index, SMALL);
-    for i in 0..40 {
-        w.add(doc(i)).unwrap();
-    }
-    w.commit().unwrap();
+    let (index, mut w) = committed(dir.path(), 40);
     // A committed id is replaced.
     w.upsert_refusing_repeats(Document::new("doc3", "", "replaced zebra"))
         .unwrap();

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod cli;
 #[cfg(feature = "embed")]
 pub mod embed;
+pub mod encoding;
 pub mod env;
 pub mod formats;
 pub mod html;

@@ -288,17 +288,17 @@ fn bad_query_vector_files_are_refused_naming_file_and_line() {
     };
     let one = vec![1.0f32; DIM];
     let cases: Vec<(String, &str)> = vec![
-        ("not json\n".into(), "qv.jsonl:1: expected"),
+        ("not json\n".into(), "qv.jsonl:1: invalid JSON"),
         (
             format!(
                 "{}\n{{\"_id\": \"2\"}}\n",
                 serde_json::json!({"_id": "1", "vector": one})
             ),
-            "qv.jsonl:2: expected",
+            "qv.jsonl:2: missing field \"vector\"",
         ),
         (
             "{\"_id\": \"1\", \"vector\": []}\n".into(),
-            "qv.jsonl:1: query 1 has an empty vector",
+            "qv.jsonl:1: field \"vector\" is empty",
         ),
         (
             "{\"_id\": \"1\", \"vector\": [1e39]}\n".into(),
@@ -310,7 +310,7 @@ fn bad_query_vector_files_are_refused_naming_file_and_line() {
                 serde_json::json!({"_id": "1", "vector": one}),
                 serde_json::json!({"_id": "2", "vector": [1.0]})
             ),
-            "qv.jsonl:2: query 2 has 1 values, the first line 32",
+            "qv.jsonl:2: vector has 1 values, expected 32 (the dimension of line 1)",
         ),
         (
             format!(
@@ -318,7 +318,12 @@ fn bad_query_vector_files_are_refused_naming_file_and_line() {
                 serde_json::json!({"_id": "1", "vector": one}),
                 serde_json::json!({"_id": "1", "vector": one})
             ),
-            "qv.jsonl:2: query 1 repeated",
+            "qv.jsonl:2: duplicate id \"1\", first seen at line 1",
+        ),
+        ("\n".into(), "qv.jsonl: holds no query vectors"),
+        (
+            "{\"_id\": \"1\", \"vector\": [NaN]}\n".into(),
+            "qv.jsonl:1:",
         ),
         (
             format!("{}\n", serde_json::json!({"_id": "9", "vector": one})),

@@ -148,7 +148,7 @@ impl RankingArgs {
     /// Loads the model (fetching it once) only when asked for.
     fn query_vectors(&self) -> anyhow::Result<Arc<dyn QueryVectors>> {
         match &self.query_vectors {
-            Some(path) => Ok(Arc::new(quality::QueryVectorTable::read(path)?)),
+            Some(path) => Ok(Arc::new(quality::QueryVectorTable::read(path, None)?)),
             None => encoder_by_name(&self.encoder),
         }
     }
@@ -158,8 +158,7 @@ impl RankingArgs {
 pub fn encoder_by_name(name: &str) -> anyhow::Result<Arc<dyn QueryVectors>> {
     #[cfg(feature = "embed")]
     if name == "minilm" {
-        let files = heddle_encoder::ModelFiles::fetch().context("fetching all-MiniLM-L6-v2")?;
-        let encoder = heddle_encoder::Encoder::load(&files).context("loading all-MiniLM-L6-v2")?;
+        let encoder = crate::embed::MiniLm::load().context("loading all-MiniLM-L6-v2")?;
         return Ok(Arc::new(EncodedQueries(encoder)));
     }
     #[cfg(not(feature = "embed"))]

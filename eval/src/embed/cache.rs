@@ -31,21 +31,10 @@ use heddle_corpus::beir::{VectorReader, write_vector_line};
 use serde::{Deserialize, Serialize};
 
 use super::input::{Input, Survey, absolute};
+use crate::encoding::ModelIdentity;
 
 /// The format of the directory, recorded in `meta.json`.
 const FORMAT: &str = "heddle-embeddings 1";
-
-/// Who the embeddings come from: enough to tell two models (or two versions of one
-/// pipeline) apart.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ModelIdentity {
-    /// Lower-case hex: the cache directory's second half is its first 16 characters.
-    pub sha256: String,
-    /// For people: package, version, what the hash covers.
-    pub name: String,
-    /// The embedding's width.
-    pub dim: usize,
-}
 
 /// `meta.json`: what the directory holds embeddings of.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -19,21 +19,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use heddle_corpus::beir::write_vector_line;
 
-pub use cache::{EmbeddingCache, ModelIdentity, Resumed, cache_dir, default_cache_root};
+pub use crate::encoding::{ModelIdentity, TextEncoder};
+pub use cache::{EmbeddingCache, Resumed, cache_dir, default_cache_root};
 pub use fill::{FillOptions, FillReport, WINDOW, fill};
 pub use input::{Input, Item, Survey, document_text};
 pub use minilm::MiniLm;
 
 use crate::progress::thousands;
 use crate::vectors::DocumentVectors;
-
-/// Something that turns texts into vectors of one dimension.
-pub trait TextEncoder: Sync {
-    /// Which model (and so which cache).
-    fn identity(&self) -> ModelIdentity;
-    /// One vector of [`ModelIdentity::dim`] values for each text, in order.
-    fn encode_batch(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>>;
-}
 
 /// What [`embed`] did for one input.
 #[derive(Debug, Clone)]

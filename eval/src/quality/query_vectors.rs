@@ -3,39 +3,13 @@
 //! vectors computed beforehand and looked up by query id.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use sha2::{Digest, Sha256};
 
-/// Turns text into the unit vectors an index's documents were given.
-pub trait TextEncoder: Send + Sync {
-    /// What encodes, for reports (`all-MiniLM-L6-v2 (heddle-encoder)`).
-    fn name(&self) -> String;
-    /// The vectors' width.
-    fn dim(&self) -> usize;
-    fn encode(&self, text: &str) -> anyhow::Result<Vec<f32>>;
-}
-
-#[cfg(feature = "embed")]
-impl TextEncoder for heddle_encoder::Encoder {
-    fn name(&self) -> String {
-        let pin = heddle_encoder::pin::ALL_MINILM_L6_V2;
-        format!(
-            "all-MiniLM-L6-v2 (PyPI {}=={}, heddle-encoder)",
-            pin.package, pin.version
-        )
-    }
-
-    fn dim(&self) -> usize {
-        heddle_encoder::Encoder::dim(self)
-    }
-
-    fn encode(&self, text: &str) -> anyhow::Result<Vec<f32>> {
-        Ok(heddle_encoder::Encoder::encode(self, text)?)
-    }
-}
+use crate::encoding::ModelIdentity;
+pub use crate::encoding::TextEncoder;
 
 /// The query vector of each query a vector stream ranks for.
 pub trait QueryVectors: Send + Sync {
@@ -51,7 +25,7 @@ pub struct EncodedQueries<E>(pub E);
 
 impl<E: TextEncoder> QueryVectors for EncodedQueries<E> {
     fn describe(&self) -> String {
-        format!("queries encoded by {} as they run", self.0.name())
+        format!("queries encoded by {} as they run", self.0.identity().name)
     }
 
     fn vector(&self, _query_id: &str, text: &str) -> anyhow::Result<Vec<f32>> {
@@ -66,46 +40,15 @@ pub struct QueryVectorTable {
 }
 
 impl QueryVectorTable {
-    /// Reads `{"_id": ..., "vector": [...]}` lines. Refused, naming the file and line: a
-    /// line that is not such an object, an empty or non-finite vector, a vector of
-    /// another width than the first, a repeated id. Blank lines are skipped.
-    pub fn read(path: &Path) -> anyhow::Result<QueryVectorTable> {
-        #[derive(serde::Deserialize)]
-        struct Line {
-            #[serde(rename = "_id")]
-            id: String,
-            vector: Vec<f32>,
-        }
-        let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-        let mut vectors = HashMap::new();
-        let mut dim = None;
-        for (i, line) in BufReader::new(file).lines().enumerate() {
-            let at = || format!("{}:{}", path.display(), i + 1);
-            let line = line.with_context(|| format!("reading {}", at()))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let Line { id, vector } = serde_json::from_str(&line).with_context(|| {
-                format!("{}: expected {{\"_id\": ..., \"vector\": [numbers]}}", at())
-            })?;
-            if vector.is_empty() {
-                bail!("{}: query {id} has an empty vector", at());
-            }
-            if let Some(bad) = vector.iter().position(|v| !v.is_finite()) {
-                bail!("{}: query {id}'s value {bad} is not a finite f32", at());
-            }
-            let want = *dim.get_or_insert(vector.len());
-            if vector.len() != want {
-                bail!(
-                    "{}: query {id} has {} values, the first line {want}",
-                    at(),
-                    vector.len()
-                );
-            }
-            if vectors.insert(id.clone(), vector).is_some() {
-                bail!("{}: query {id} repeated", at());
-            }
-        }
+    /// Reads a query-vectors file (`{"_id": ..., "vector": [...]}` lines) with the one
+    /// reader every vectors file here goes through ([`crate::vectors::read_query_vectors`]):
+    /// refused, naming the file and line, are a line that is not such an object, an
+    /// empty or non-finite vector, a vector of another width than the first (or than
+    /// `dim`, when given), a repeated id, and a file with no vector at all.
+    pub fn read(path: &Path, dim: Option<usize>) -> anyhow::Result<QueryVectorTable> {
+        let vectors = crate::vectors::read_query_vectors(path, dim)?
+            .into_iter()
+            .collect();
         Ok(QueryVectorTable {
             path: path.to_path_buf(),
             vectors,
@@ -143,12 +86,26 @@ pub struct HashingEncoder {
 }
 
 impl TextEncoder for HashingEncoder {
-    fn name(&self) -> String {
-        format!("hashing encoder ({} dimensions)", self.dim)
+    /// No weights: the vectors follow from the width and the algorithm, so the digest is
+    /// of those (a change to the algorithm must change the tag).
+    fn identity(&self) -> ModelIdentity {
+        let spec = format!(
+            "heddle hashing encoder 1 (FNV-1a, ±1), {} dimensions",
+            self.dim
+        );
+        let sha256 = Sha256::digest(spec.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        ModelIdentity {
+            sha256,
+            name: format!("hashing encoder ({} dimensions)", self.dim),
+            dim: self.dim,
+        }
     }
 
-    fn dim(&self) -> usize {
-        self.dim
+    fn encode_batch(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        texts.iter().map(|t| self.encode(t)).collect()
     }
 
     fn encode(&self, text: &str) -> anyhow::Result<Vec<f32>> {
