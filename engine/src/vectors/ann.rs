@@ -196,6 +196,8 @@ impl Segment<'_> {
             .collect();
         stats.centroids_scored += order.len() as u64;
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // The lists to read: the `probes` best, then more until `want` live documents.
+        let mut ids = Vec::new();
         let mut live_seen = 0usize;
         for (rank, &(_, l)) in order.iter().enumerate() {
             if rank >= probes && live_seen >= want {
@@ -203,24 +205,30 @@ impl Segment<'_> {
             }
             stats.lists_probed += 1;
             for doc in lists.list(l as usize) {
-                let row = self.vectors.row(doc)?;
-                stats.rows_scored += 1;
-                let mut score = dot(query, row);
-                if !score.is_finite() {
-                    score = overflowed(row, score, doc as usize, path)?;
-                }
-                if self.live.is_deleted(doc) {
-                    continue;
-                }
-                live_seen += 1;
-                // A tie with the floor may still enter: lists do not arrive in doc
-                // order, and the heap breaks the tie by doc id.
-                let score = f64::from(score);
-                if top.threshold().is_some_and(|f| score < f) {
-                    continue;
-                }
-                top.push(score, self.base + u64::from(doc));
+                ids.push(doc);
+                live_seen += usize::from(!self.live.is_deleted(doc));
             }
+        }
+        // Rows are read in document order, the vectors file's order: a probed row is a
+        // gather from a random place of the file, and ascending places let the
+        // prefetcher and the page tables help (the lists' union is the same set in any
+        // order, and the heap breaks ties by doc id, so the result is too).
+        ids.sort_unstable();
+        for doc in ids {
+            let row = self.vectors.row(doc)?;
+            stats.rows_scored += 1;
+            let mut score = dot(query, row);
+            if !score.is_finite() {
+                score = overflowed(row, score, doc as usize, path)?;
+            }
+            if self.live.is_deleted(doc) {
+                continue;
+            }
+            let score = f64::from(score);
+            if top.threshold().is_some_and(|f| score < f) {
+                continue;
+            }
+            top.push(score, self.base + u64::from(doc));
         }
         Ok(())
     }
