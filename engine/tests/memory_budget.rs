@@ -87,7 +87,6 @@ fn writer(index: &Index, budget: usize) -> IndexWriter {
 
 const SMALL: usize = heddle::MIN_MEMORY_BUDGET;
 
-/// The ids a search for `q` finds, best first.
 /// A new index in `dir` holding `doc(0)` to `doc(n - 1)`, committed, and its writer in
 /// the smallest budget.
 fn committed(dir: &Path, n: usize) -> (Index, IndexWriter) {
@@ -100,6 +99,7 @@ fn committed(dir: &Path, n: usize) -> (Index, IndexWriter) {
     (index, w)
 }
 
+/// The ids a search for `q` finds, best first.
 fn ids_found(index: &Index, q: &str) -> Vec<String> {
     index
         .searcher()

@@ -233,8 +233,9 @@ impl IndexWriter {
         self.commit_progress = observer;
     }
 
-    /// Calls `hook` after each segment the memory budget makes the writer write, once
-    /// its files are synced and the build's memory is freed: the place for a program to
+    /// Calls `hook` after each segment build the memory budget makes the writer do, once
+    /// the build's memory is freed (whether writing its files then succeeded or not):
+    /// the place for a program to
     /// hand that memory back to the system (glibc keeps what a process frees), which is
     /// the program's choice, not the library's. `None` (the default) calls nothing.
     pub fn set_after_flush(&mut self, hook: Option<AfterFlush>) {
@@ -354,13 +355,20 @@ impl IndexWriter {
             return Err(Error::DuplicateId { id: doc.id });
         }
         let doc_bytes = doc.heap_bytes();
-        if !self.buffer.is_empty() && self.over_budget_with(doc_bytes) {
-            self.flush()?;
-        }
+        self.make_room_for(doc_bytes)?;
         self.buffer_text_bytes += doc_bytes;
         *self.buffer_ids.entry(fp).or_insert(0) += 1;
         self.buffer.push(doc);
         self.high_water = self.high_water.max(self.memory_used());
+        Ok(())
+    }
+
+    /// Writes the buffer as a segment first if buffering `doc_bytes` more would not fit
+    /// the budget. An error leaves the buffer as it was.
+    fn make_room_for(&mut self, doc_bytes: usize) -> Result<()> {
+        if !self.buffer.is_empty() && self.over_budget_with(doc_bytes) {
+            self.flush()?;
+        }
         Ok(())
     }
 
@@ -478,6 +486,13 @@ impl IndexWriter {
     pub fn upsert(&mut self, doc: Document) -> Result<()> {
         self.refuse_unfit(&doc)?;
         let fp = self.hasher.fingerprint(&doc.id);
+        self.replace(doc, fp)
+    }
+
+    /// Deletes the holder of `doc`'s id, if any, and adds `doc`. The budget's flush, the
+    /// step that can fail, comes first: a failure leaves the old copy in place.
+    fn replace(&mut self, doc: Document, fp: u64) -> Result<()> {
+        self.make_room_for(doc.heap_bytes())?;
         self.delete_fingerprinted(&doc.id, fp);
         self.add_fingerprinted(doc, fp)
     }
@@ -485,16 +500,15 @@ impl IndexWriter {
     /// [`IndexWriter::upsert`] for a program feeding a file, in which a repeated id is
     /// an error (which copy is meant?) while an id already committed is replaced: an id
     /// added since the last commit (and not deleted since) is refused with
-    /// [`Error::DuplicateId`], changing nothing. The id is fingerprinted once, where
-    /// [`IndexWriter::is_uncommitted`] followed by `upsert` would do it three times.
+    /// [`Error::DuplicateId`], changing nothing. One call, so the id is looked up once
+    /// (asking [`IndexWriter::is_uncommitted`] first would fingerprint it twice).
     pub fn upsert_refusing_repeats(&mut self, doc: Document) -> Result<()> {
         self.refuse_unfit(&doc)?;
         let fp = self.hasher.fingerprint(&doc.id);
         if self.holds_uncommitted(&doc.id, fp)? {
             return Err(Error::DuplicateId { id: doc.id });
         }
-        self.delete_fingerprinted(&doc.id, fp);
-        self.add_fingerprinted(doc, fp)
+        self.replace(doc, fp)
     }
 
     /// Documents waiting for the next commit: buffered, and in segments already
@@ -637,6 +651,10 @@ impl IndexWriter {
         let written = self.write_built(built);
         report.finish();
         self.flush_stats.write += t.elapsed();
+        // The build is freed, written or not.
+        if let Some(hook) = &self.after_flush {
+            hook();
+        }
         let paths = written?;
         let t = Instant::now();
         let report = PhaseReport::start(observer.as_ref(), CommitPhase::Fsync, 1);
@@ -653,9 +671,6 @@ impl IndexWriter {
             for path in &paths {
                 crate::directory::drop_cached_pages(path);
             }
-        }
-        if let Some(hook) = &self.after_flush {
-            hook();
         }
         synced
     }

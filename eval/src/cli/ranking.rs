@@ -21,7 +21,7 @@ pub struct RankingArgs {
     #[arg(long, conflicts_with = "fuse")]
     pub field: Option<String>,
     /// The arm that ranks: text (BM25: --field, or --fuse), vector (the query's vector
-    /// against every document's, exact inner product), or hybrid (the text arm's BM25
+    /// against the documents', by inner product, as --vector-search says), or hybrid (the text arm's BM25
     /// and the vector stream fused: RRF with k = 60 unless --combine and its flags say
     /// otherwise). vector and hybrid need an index with vectors, and query vectors
     /// (--query-vectors, or each query encoded by --encoder).
