@@ -461,3 +461,46 @@ fn a_leftover_vectors_file_is_removed_by_the_next_writer() {
     assert!(notes.exists(), "not a name heddle writes: left alone");
     assert_all_exact(&index, &docs);
 }
+
+/// The `*_docs` searches rank exactly as the searches that read stored fields, and
+/// `resolve` gives back the same hits; a doc id outside the snapshot is an error.
+#[test]
+fn doc_id_searches_rank_as_the_hit_searches_and_resolve_to_the_same_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, docs) = build(dir.path(), 300, 3);
+    let s = index.searcher();
+    let as_pairs = |hits: &[heddle::Hit]| -> Vec<(u64, f64)> {
+        hits.iter().map(|h| (h.doc, h.score)).collect()
+    };
+    let resolved = |pairs: &[(u64, f64)]| -> Vec<heddle::Hit> {
+        pairs
+            .iter()
+            .map(|&(d, sc)| s.resolve(d, sc).unwrap())
+            .collect()
+    };
+    for q in queries() {
+        let hits = s.search_vector_exact(&q, 50).unwrap();
+        let docs_only = s.search_vector_exact_docs(&q, 50).unwrap();
+        assert_eq!(docs_only, as_pairs(&hits));
+        assert_eq!(resolved(&docs_only), hits);
+        let opts = heddle::VectorSearchOptions::top(50);
+        let approx = s.search_vector(&q, &opts).unwrap();
+        assert_eq!(s.search_vector_docs(&q, &opts).unwrap(), as_pairs(&approx));
+    }
+    let text = &docs[5].text;
+    let opts = SearchOptions {
+        k: 100,
+        ..Default::default()
+    };
+    let hits = s.search(text, &opts).unwrap();
+    assert!(!hits.is_empty());
+    let docs_only = s.search_docs(text, &opts).unwrap();
+    assert_eq!(docs_only, as_pairs(&hits));
+    assert_eq!(resolved(&docs_only), hits);
+    assert!(s.resolve(u64::MAX, 1.0).is_err());
+    assert!(s.resolve(300, 1.0).is_err(), "one past the last document");
+    assert!(
+        s.resolve(299 + (1 << 32), 1.0).is_err(),
+        "not truncated onto doc 299"
+    );
+}

@@ -393,13 +393,22 @@ impl Retrieval {
         let depth = self
             .depth()
             .unwrap_or(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
+        // Streams are fused by internal doc id; a document's stored id and title are
+        // read only for the results kept (a 1,000-deep stream's stored fields cost more
+        // than its search), unless removing the query's own document needs every id.
         let mut ids: HashMap<u64, (String, String)> = HashMap::new();
         let mut scored: Vec<Vec<(u64, f64)>> = Vec::with_capacity(self.streams.len());
         for spec in &self.streams {
-            let hits = self.search(searcher, spec, query_id, text, vector, depth)?;
-            scored.push(hits.iter().map(|h| (h.doc, h.score)).collect());
-            for h in hits {
-                ids.entry(h.doc).or_insert((h.id, h.title));
+            if self.remove_query {
+                let hits = self.search(searcher, spec, query_id, text, vector, depth)?;
+                scored.push(hits.iter().map(|h| (h.doc, h.score)).collect());
+                for h in hits {
+                    ids.entry(h.doc).or_insert((h.id, h.title));
+                }
+            } else {
+                let mut docs = self.stream_docs(searcher, spec, query_id, text, vector, depth)?;
+                docs.truncate(depth);
+                scored.push(docs);
             }
         }
         let scored_streams = || -> Vec<ScoredStream<u64>> {
@@ -429,20 +438,28 @@ impl Retrieval {
                 rrf.fuse(&streams)?
             }
         };
-        Ok(fused
+        fused
             .into_iter()
             .take(self.hits)
             .map(|f| {
-                let (id, title) = ids[&f.key].clone();
-                RankedHit {
+                let (id, title) = match ids.remove(&f.key) {
+                    Some(known) => known,
+                    None => {
+                        let hit = searcher.resolve(f.key, f.score)?;
+                        (hit.id, hit.title)
+                    }
+                };
+                Ok(RankedHit {
                     id,
                     title,
                     score: f.score,
-                }
+                })
             })
-            .collect())
+            .collect()
     }
 
+    /// One stream's ranking, `k` deep (and one more when the query's own document is
+    /// to be removed), with each document's stored id and title.
     fn search(
         &self,
         searcher: &Searcher,
@@ -452,6 +469,29 @@ impl Retrieval {
         vector: Option<&[f32]>,
         k: usize,
     ) -> anyhow::Result<Vec<Hit>> {
+        let docs = self.stream_docs(searcher, spec, query_id, text, vector, k)?;
+        let mut hits = docs
+            .into_iter()
+            .map(|(doc, score)| searcher.resolve(doc, score))
+            .collect::<heddle::Result<Vec<Hit>>>()?;
+        if self.remove_query {
+            hits.retain(|h| h.id != query_id);
+        }
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    /// One stream's ranking as (internal doc id, score), best first: `k` deep, plus one
+    /// when the query's own document is to be removed (the caller removes it).
+    fn stream_docs(
+        &self,
+        searcher: &Searcher,
+        spec: &StreamSpec,
+        query_id: &str,
+        text: &str,
+        vector: Option<&[f32]>,
+        k: usize,
+    ) -> anyhow::Result<Vec<(u64, f64)>> {
         // Saturating: `k` may be usize::MAX (a sum read to every match); the engine
         // clamps it to the live documents.
         let asked = k.saturating_add(usize::from(self.remove_query));
@@ -462,30 +502,25 @@ impl Retrieval {
                     bm25: bm25.unwrap_or(self.bm25),
                     field: *field,
                 };
-                searcher.search(text, &opts)
+                searcher.search_docs(text, &opts)
             }
             (StreamSpec::Vector, Some(v)) => match self.probes {
-                None => searcher.search_vector_exact(v, asked),
+                None => searcher.search_vector_exact_docs(v, asked),
                 Some(probes) => {
-                    searcher.search_vector(v, &VectorSearchOptions { k: asked, probes })
+                    searcher.search_vector_docs(v, &VectorSearchOptions { k: asked, probes })
                 }
             },
             (StreamSpec::Vector, None) => Err(heddle::Error::InvalidArgument(
                 "the vector stream was given no query vector".into(),
             )),
         };
-        let mut hits = found.with_context(|| {
+        found.with_context(|| {
             if query_id.is_empty() {
                 format!("stream {}", spec.label())
             } else {
                 format!("query {query_id}, stream {}", spec.label())
             }
-        })?;
-        if self.remove_query {
-            hits.retain(|h| h.id != query_id);
-        }
-        hits.truncate(k);
-        Ok(hits)
+        })
     }
 }
 
