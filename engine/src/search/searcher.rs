@@ -113,7 +113,7 @@ impl Searcher {
             opts.bm25,
         )?;
         let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))?;
-        self.hits(top)
+        self.resolve_all(ranked(top))
     }
 
     /// The dimension of the index's vectors; `None` if it stores none.
@@ -158,14 +158,7 @@ impl Searcher {
         query: &[f32],
         opts: &VectorSearchOptions,
     ) -> Result<Vec<(u64, f64)>> {
-        crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
-        let (top, _) = crate::vectors::approximate_top_k(
-            &self.snapshot,
-            query,
-            self.clamp(opts.k),
-            opts.probes,
-        )?;
-        Ok(ranked(top))
+        Ok(ranked(self.approximate(query, opts)?.0))
     }
 
     /// [`Searcher::search_vector`], with what it did: segments probed and scanned,
@@ -175,14 +168,18 @@ impl Searcher {
         query: &[f32],
         opts: &VectorSearchOptions,
     ) -> Result<(Vec<Hit>, VectorSearchStats)> {
+        let (top, stats) = self.approximate(query, opts)?;
+        Ok((self.resolve_all(ranked(top))?, stats))
+    }
+
+    /// The approximate top k heap, `query` checked against the index's dimension.
+    fn approximate(
+        &self,
+        query: &[f32],
+        opts: &VectorSearchOptions,
+    ) -> Result<(super::topk::TopK, VectorSearchStats)> {
         crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
-        let (top, stats) = crate::vectors::approximate_top_k(
-            &self.snapshot,
-            query,
-            self.clamp(opts.k),
-            opts.probes,
-        )?;
-        Ok((self.hits(top)?, stats))
+        crate::vectors::approximate_top_k(&self.snapshot, query, self.clamp(opts.k), opts.probes)
     }
 
     /// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with
@@ -201,10 +198,6 @@ impl Searcher {
     /// `k` clamped to the live documents: no more can match.
     fn clamp(&self, k: usize) -> usize {
         usize::try_from(self.snapshot.live_docs()).map_or(k, |live| k.min(live))
-    }
-
-    fn hits(&self, top: super::topk::TopK) -> Result<Vec<Hit>> {
-        self.resolve_all(ranked(top))
     }
 
     fn resolve_all(&self, ranked: Vec<(u64, f64)>) -> Result<Vec<Hit>> {
