@@ -19,6 +19,7 @@ use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 use serde::Deserialize;
 
 use crate::error::{EncoderError, Result};
+use crate::kernels;
 
 /// The fields of Hugging Face's BERT config.json this encoder reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -240,7 +241,9 @@ impl Layer {
             .attention_output
             .forward(&self.self_attention(hidden, padding_bias)?)?;
         let hidden = self.attention_norm.forward(&(attended + hidden)?)?;
-        let expanded = self.feed_forward_in.forward(&hidden)?.gelu_erf()?;
+        let expanded = self.feed_forward_in.forward(&hidden)?;
+        // A fresh result of the linear layer, owned here alone: safe to change in place.
+        kernels::gelu_erf_in_place(&expanded)?;
         self.output_norm
             .forward(&(self.feed_forward_out.forward(&expanded)? + hidden)?)
     }
@@ -270,7 +273,9 @@ impl Layer {
             Some(bias) => scores.broadcast_add(bias)?,
             None => scores,
         };
-        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
+        // A fresh result (the product, or the sum with the bias), owned here alone.
+        kernels::softmax_last_dim_in_place(&scores)?;
+        let weights = scores;
         // texts × heads × positions × head_width → texts × positions × width
         weights
             .matmul(&value)?

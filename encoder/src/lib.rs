@@ -14,6 +14,7 @@ mod bert;
 mod cache;
 mod encoder;
 mod error;
+mod kernels;
 pub mod pin;
 mod pip;
 mod pipeline;
