@@ -96,6 +96,15 @@ quality: build
 hybrid: build
 	bash scripts/hybrid.sh
 
+# Issue 16's three arms at full scale (scripts/arms-scale.sh): the 171k synthetic corpus
+# encoded once (about 1 h 50 min of both cores the first time; cached and resumable),
+# IVF's recall on its real embeddings, and each arm's ladder at 10,000 requests a rung
+# (about half an hour). ARMS_CORPUS=DIR runs it on another BEIR corpus.
+.PHONY: arms-scale
+arms-scale: build
+	$(CARGO) build --release -p heddle --example vector_ann
+	bash scripts/arms-scale.sh
+
 # heddle against tantivy (bench/, its own workspace: docs/PERF.md, "heddle against tantivy").
 # `quarantine` proves that tantivy is nowhere in the root workspace's dependency tree;
 # `bench-test` keeps bench/ formatted, clippy-clean and tested (debug profile, fixture corpus).
