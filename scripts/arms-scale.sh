@@ -11,6 +11,7 @@
 # recall and ladders take about half an hour. Interrupting the encoding keeps what it
 # finished; `make arms-scale` again resumes it.
 #
+# Relative paths below are taken from the repository's root (where make runs).
 # ARMS_CORPUS     BEIR directory (default results/compare/synth, generated if missing)
 # ARMS_QUERIES    queries (default: 1,000 generated from the corpus, 200 of each class,
 #                 as `make compare` uses: docs/CORPUS.md)
@@ -61,7 +62,7 @@ echo
 echo "== 3. IVF's recall@10 against exact search, on the real embeddings"
 echo "-- the queries' own vectors"
 "$BIN/examples/vector_ann" --embeddings "$OUT/corpus-vectors.jsonl" \
-  --query-embeddings "$OUT/query-vectors.jsonl" --queries "$(wc -l < "$OUT/query-vectors.jsonl")" \
+  --query-embeddings "$OUT/query-vectors.jsonl" --queries "$(wc -l < "$OUT/query-vectors.jsonl" | tr -d " ")" \
   --scales 1,2,3,4 --probes 8,32 \
   | tee "$OUT/recall-queries.txt"
 echo "-- 200 documents held out of the index as queries"

@@ -70,47 +70,46 @@ fn contiguous_f32<'a>(
     Ok(&mut values[start..end])
 }
 
-/// Runs `body` compiled for AVX2 where the CPU has it (eight lanes instead of SSE2's four),
-/// else as built. Both compile the same IEEE operations (no fused multiply-add), so both give
-/// the same bits.
+/// Defines `$name`, which runs `body` compiled for AVX2 where the CPU has it (eight lanes
+/// instead of SSE2's four), and `$portable`, the body as built. Both compile the same IEEE
+/// operations (Rust never fuses a multiply and an add, and AVX2 does not enable FMA), so
+/// both give the same bits; a test holds them to that.
 macro_rules! with_widest_vectors {
-    ($name:ident, $values:ident : $ty:ty, $body:block) => {
-        fn $name($values: $ty) {
+    ($name:ident, $portable:ident, ($($arg:ident : $ty:ty),*) $body:block) => {
+        fn $name($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2")]
-                fn wide($values: $ty) $body
+                fn wide($($arg: $ty),*) $body
                 if std::arch::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU has AVX2, the one feature `wide` was compiled for.
-                    return unsafe { wide($values) };
+                    return unsafe { wide($($arg),*) };
                 }
             }
-            $body
+            $portable($($arg),*)
         }
+
+        fn $portable($($arg: $ty),*) $body
     };
 }
 
-with_widest_vectors!(gelu_slice, values: &mut [f32], {
+with_widest_vectors!(gelu_slice, gelu_slice_portable, (values: &mut [f32]) {
     for value in values.iter_mut() {
         *value = gelu_erf(*value);
     }
 });
 
-/// Softmax of each `row`-long run of `values`, in place.
-fn softmax_rows(values: &mut [f32], row: usize) {
+// Softmax of each `row`-long run of `values`, in place.
+with_widest_vectors!(softmax_rows, softmax_rows_portable, (values: &mut [f32], row: usize) {
     for row in values.chunks_exact_mut(row) {
-        softmax_row(row);
-    }
-}
-
-with_widest_vectors!(softmax_row, row: &mut [f32], {
-    let max = lanes_max(row);
-    for value in row.iter_mut() {
-        *value = exp_nonpositive(*value - max);
-    }
-    let scale = 1.0 / lanes_sum(row);
-    for value in row.iter_mut() {
-        *value *= scale;
+        let max = lanes_max(row);
+        for value in row.iter_mut() {
+            *value = exp_nonpositive(*value - max);
+        }
+        let scale = 1.0 / lanes_sum(row);
+        for value in row.iter_mut() {
+            *value *= scale;
+        }
     }
 });
 
@@ -173,15 +172,17 @@ fn gelu_erf(x: f32) -> f32 {
 }
 
 /// e^y for y ≤ 0, the only arguments either kernel passes (above 0 the result would be
-/// inaccurate). Below −87, where e^y leaves f32's normal range, the result is 0: that is how
-/// the attention's padding (scores near −3.4e38) gets no weight at all.
+/// inaccurate). Below −87, just inside where e^y leaves f32's normal range (−87.34), the
+/// result is 0: that is how the attention's padding (scores near −3.4e38) gets no weight.
 ///
 /// y = n·ln 2 + r with |r| ≤ ln 2 / 2; e^r by its Taylor series to r⁷ (truncation error
-/// below 6e-9 relative), then scaled by 2ⁿ through the exponent bits.
+/// at most 7e-9 relative, against f32's 6e-8 rounding), then scaled by 2ⁿ through the
+/// exponent bits.
 #[inline(always)]
 #[expect(
     clippy::excessive_precision,
-    reason = "ln 2's split written out in full; f32 rounds the low part"
+    reason = "the low part of ln 2's split to more digits than f32 keeps; it rounds to \
+              the f32 nearest ln 2 − LN2_HIGH"
 )]
 fn exp_nonpositive(y: f32) -> f32 {
     const LOWEST: f32 = -87.0;
@@ -212,8 +213,9 @@ mod tests {
     use super::*;
     use candle_core::Device;
 
-    /// erf by its Maclaurin series below 3 and its asymptotic continued fraction above, in
-    /// f64: an independent reference, good to about 1e-15 where it is used.
+    /// erf by its Maclaurin series below 3 and its continued fraction for erfc above, in
+    /// f64: an independent reference, good to about 1e-13 (the series' cancellation near 3),
+    /// a million times finer than the bound tested.
     fn erf_reference(x: f64) -> f64 {
         let a = x.abs();
         let value = if a < 3.0 {
@@ -244,7 +246,8 @@ mod tests {
         for y in grid(-87.0, 0.0, 200_000) {
             let exact = (y as f64).exp();
             let got = exp_nonpositive(y) as f64;
-            let ulp = f32::EPSILON as f64 * exact;
+            // The spacing of f32s at `exact`'s binade.
+            let ulp = 2f64.powi(exact.log2().floor() as i32 - 23);
             assert!(
                 (got - exact).abs() <= 2.0 * ulp,
                 "e^{y}: {got} against {exact}"
@@ -299,6 +302,9 @@ mod tests {
 
         let mut scores = tensor.to_vec2::<f32>()?;
         scores[3][5..].fill(f32::MIN); // padding, as the attention masks it
+        // A row's maximum in the lanes' remainder (29 = 3·8 + 5), and far above the rest:
+        // a max that missed it would put e^(150 − ...) out of f32's range.
+        scores[7][28] = 150.0;
         let scores = Tensor::new(scores, &device)?;
         let softmax = scores.copy()?;
         softmax_last_dim_in_place(&softmax)?;
@@ -316,7 +322,42 @@ mod tests {
             padded[5..].iter().all(|&weight| weight == 0.0),
             "padding got weight: {padded:?}"
         );
+        // (A maximum of NaN differences is not NaN in candle, so each row is checked too.)
+        for (i, row) in softmax.to_vec2::<f32>()?.iter().enumerate() {
+            let sum: f32 = row.iter().sum();
+            assert!(
+                row.iter().all(|w| w.is_finite()) && (sum - 1.0).abs() < 1e-5,
+                "row {i} is not a distribution: {row:?}"
+            );
+        }
+        let peaked = softmax.get(7)?.to_vec1::<f32>()?;
+        assert!(peaked[28] > 0.999_999, "row 7 lost its maximum: {peaked:?}");
         Ok(())
+    }
+
+    #[test]
+    fn the_avx2_path_and_the_portable_one_give_the_same_bits() {
+        let values: Vec<f32> = (0..64 * 61)
+            .map(|i| ((i * 7919) % 4001) as f32 / 131.0 - 15.0)
+            .collect();
+        let (mut dispatched, mut portable) = (values.clone(), values.clone());
+        gelu_slice(&mut dispatched);
+        gelu_slice_portable(&mut portable);
+        assert!(
+            dispatched
+                .iter()
+                .zip(&portable)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
+        let (mut dispatched, mut portable) = (values.clone(), values);
+        softmax_rows(&mut dispatched, 61);
+        softmax_rows_portable(&mut portable, 61);
+        assert!(
+            dispatched
+                .iter()
+                .zip(&portable)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
     }
 
     #[test]
