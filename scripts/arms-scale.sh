@@ -74,5 +74,6 @@ echo "== 4. each arm's open-loop ladder ($SAMPLES requests a rung, rungs at $FRA
 for arm in ${ARMS//,/ }; do
   echo "-- $arm"
   "$BIN/heddle-eval" bench --index "$OUT/index" --queries "$QUERIES" --arm "$arm" \
-    --samples "$SAMPLES" --fractions "$FRACTIONS" --json "$OUT/$arm.json"
+    --samples "$SAMPLES" --fractions "$FRACTIONS" --json "$OUT/$arm.json" \
+    | tee "$OUT/$arm.txt"
 done
