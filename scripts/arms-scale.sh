@@ -63,10 +63,10 @@ echo "== 3. IVF's recall@10 against exact search, on the real embeddings"
 echo "-- the queries' own vectors"
 "$BIN/examples/vector_ann" --embeddings "$OUT/corpus-vectors.jsonl" \
   --query-embeddings "$OUT/query-vectors.jsonl" --queries "$(wc -l < "$OUT/query-vectors.jsonl" | tr -d " ")" \
-  --scales 1,2,3,4 --probes 8,32 \
+  --scales 1,2,3,4,5,6,8 --probes 8,32 \
   | tee "$OUT/recall-queries.txt"
 echo "-- 200 documents held out of the index as queries"
-"$BIN/examples/vector_ann" --embeddings "$OUT/corpus-vectors.jsonl" --scales 3 --probes 8,32 \
+"$BIN/examples/vector_ann" --embeddings "$OUT/corpus-vectors.jsonl" --scales 3,6 --probes 8,32 \
   | tee "$OUT/recall-documents.txt"
 
 echo

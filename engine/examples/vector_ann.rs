@@ -20,7 +20,7 @@
 //!   --k K               hits per query (default 10)
 //!   --probes LIST       probe counts to measure, each a number or `all` (default
 //!                       1,2,4,8,16,32,64)
-//!   --scales LIST       Probes::Scaled factors to measure (default 1,2,3,4; 3 is
+//!   --scales LIST       Probes::Scaled factors to measure (default 1,2,3,4,6; 6 is
 //!                       heddle's default)
 //!   --segments S        commits the vectors are added in (default 2), then merged into one
 //!   --keep-segments     search the segments as committed, without the merge
@@ -72,7 +72,8 @@ fn parse() -> Result<Options, String> {
         keep_segments: false,
         min_docs: IvfSettings::default().min_docs,
     };
-    o.probes.extend([1.0, 2.0, 3.0, 4.0].map(Probes::Scaled));
+    o.probes
+        .extend([1.0, 2.0, 3.0, 4.0, 6.0].map(Probes::Scaled));
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--keep-segments" {

@@ -59,8 +59,14 @@ fn the_accounting_tracks_the_heap_of_budgeted_builds_with_ivf_files() {
     );
     assert!(segments.len() >= 3, "the budget must flush");
     assert!(
-        segments.iter().all(|s| s.vector_lists.is_some()),
-        "every flushed segment has lists"
+        segments
+            .iter()
+            .all(|s| s.vector_lists.is_some() == (s.doc_count >= 200)),
+        "every segment of at least min_docs has lists, no smaller one"
+    );
+    assert!(
+        segments.iter().filter(|s| s.vector_lists.is_some()).count() >= 3,
+        "the budget must flush segments with lists"
     );
     assert!(
         accounted <= budget + budget / 10,

@@ -133,11 +133,12 @@ fn recall_at_10_with_the_default_probes_is_at_least_0_95_on_clustered_vectors() 
     );
     assert!(recall >= 0.95, "recall@10 {recall}");
     assert_eq!(stats.segments_probed, c.queries.len());
-    // ⌈3 × √141⌉ lists a query.
-    assert_eq!(stats.lists_probed, 36 * c.queries.len() as u64);
-    // Approximate, and for a reason: a fraction of the rows.
+    // ⌈6 × √141⌉ lists a query.
+    assert_eq!(stats.lists_probed, 72 * c.queries.len() as u64);
+    // Approximate, and for a reason: a fraction of the rows (about the lists' share,
+    // 6 / √lists, which shrinks as segments grow: 30 % at 171k documents).
     assert!(
-        rows_per_query < 0.3 * c.docs as f64,
+        rows_per_query < 0.6 * c.docs as f64,
         "{rows_per_query} rows a query"
     );
     // Every hit is a live document with its exact score, best first.

@@ -1,7 +1,9 @@
 //! Damaged IVF files (and damaged rows an approximate search reads): a typed error
 //! naming the file, never a panic or a wrong answer. The header's chunk is verified at
-//! open, the rest of the file (checksums and structure) by the first approximate search;
-//! BM25 and exact search never read it. `check_index` finds each kind of damage.
+//! open, the lists' structure (checksums and validation) by the first approximate
+//! search, and a list's rows when a search first reads them; BM25 and exact search never
+//! read the file. `check_index` finds each kind of damage, including rows that differ
+//! from the vectors file's.
 
 mod common;
 
@@ -66,14 +68,15 @@ type Answers = Vec<Vec<(String, u64)>>;
 const QUERIES: [u64; 3] = [5, 160, 999];
 
 fn ann_answers(dir: &Path) -> heddle::Result<Answers> {
+    answers_probing(dir, Probes::Count(2))
+}
+
+fn answers_probing(dir: &Path, probes: Probes) -> heddle::Result<Answers> {
     let s = Index::open(dir)?.searcher();
     QUERIES
         .iter()
         .map(|&q| {
-            let opts = VectorSearchOptions {
-                k: 10,
-                probes: Probes::Count(2),
-            };
+            let opts = VectorSearchOptions { k: 10, probes };
             Ok(s.search_vector(&unit_vector(q, DIM), &opts)?
                 .into_iter()
                 .map(|h| (h.id, h.score.to_bits()))
@@ -145,7 +148,7 @@ fn any_flipped_byte_of_an_ivf_file_fails_approximate_search_naming_it() {
 }
 
 #[test]
-fn with_small_chunks_damage_past_the_header_fails_approximate_search_only() {
+fn with_small_chunks_damage_past_the_header_fails_the_approximate_searches_that_read_it() {
     let (dir, files, _) = build(Some(6));
     let (text, exact) = (
         text_answers(dir.path()).unwrap(),
@@ -154,18 +157,29 @@ fn with_small_chunks_damage_past_the_header_fails_approximate_search_only() {
     let file = &files[1];
     let original = std::fs::read(file).unwrap();
     let body_len = common::body_of(&original).len();
-    // Past the header's 64-byte chunk: centroids, offsets, ids.
+    assert_eq!(body_len, rows_at() + DOCS * DIM * 4);
+    // Past the header's 64-byte chunk: centroids, offsets and ids, which every
+    // approximate search reads; then rows, which a search probing every list reads.
     for at in (64..body_len).step_by(37) {
         let mut bytes = original.clone();
         bytes[at] ^= 0x10;
         std::fs::write(file, &bytes).unwrap();
         assert_eq!(text_answers(dir.path()).unwrap(), text, "byte {at}");
         assert_eq!(exact_answers(dir.path()).unwrap(), exact, "byte {at}");
-        let err = assert_names(ann_answers(dir.path()), file, &format!("byte {at}"));
+        let probing = if at < rows_at() {
+            Probes::Count(1)
+        } else {
+            Probes::All
+        };
+        let err = assert_names(
+            answers_probing(dir.path(), probing),
+            file,
+            &format!("byte {at}"),
+        );
         assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err}");
     }
     std::fs::write(file, &original).unwrap();
-    ann_answers(dir.path()).unwrap();
+    assert_eq!(answers_probing(dir.path(), Probes::All).unwrap(), exact);
 }
 
 #[test]
@@ -229,6 +243,18 @@ fn offsets_at() -> usize {
 
 fn ids_at() -> usize {
     offsets_at() + 4 * (LISTS + 1)
+}
+
+fn rows_at() -> usize {
+    ids_at() + 4 * DOCS
+}
+
+/// Where document `doc`'s row is in an IVF body.
+fn row_in_lists(body: &[u8], doc: u32) -> usize {
+    let place = (0..DOCS)
+        .find(|&i| u32_at(body, ids_at() + 4 * i) == doc)
+        .expect("every document is in a list");
+    rows_at() + place * DIM * 4
 }
 
 /// The first list of at least two documents, as (start, end) in the ids.
@@ -351,11 +377,11 @@ fn a_manifest_whose_lists_disagree_with_the_file_fails_the_open() {
 
 #[test]
 fn rows_an_approximate_search_reads_are_verified_before_they_are_scored() {
-    // doc5's own vector: its row is read by every search for it.
-    let (dir, _, vec_files) = build(Some(6));
-    let file = &vec_files[0];
+    // doc5's own vector: its list is probed first by every search for it.
+    let (dir, files, vec_files) = build(Some(6));
+    let file = &files[0];
     let original = std::fs::read(file).unwrap();
-    let row_start = 8 + 5 * DIM * 4;
+    let row_start = row_in_lists(&original, 5);
     let mut bytes = original.clone();
     bytes[row_start + 9] ^= 0x20;
     std::fs::write(file, &bytes).unwrap();
@@ -370,5 +396,48 @@ fn rows_an_approximate_search_reads_are_verified_before_they_are_scored() {
     assert!(
         err.to_string().contains("document 5: component 2 is NaN"),
         "{err}"
+    );
+    check_names(dir.path(), file, "a NaN in a copied row");
+    // Exact search and BM25 never read the IVF file's rows.
+    exact_answers(dir.path()).unwrap();
+    text_answers(dir.path()).unwrap();
+    // The vectors file's own row damaged: exact search fails naming it, and check
+    // reports it; approximate search reads the IVF file's copy.
+    std::fs::write(file, &original).unwrap();
+    let vec_file = &vec_files[0];
+    let vec_original = std::fs::read(vec_file).unwrap();
+    let mut bytes = vec_original.clone();
+    bytes[8 + 5 * DIM * 4 + 9] ^= 0x20;
+    std::fs::write(vec_file, &bytes).unwrap();
+    assert_names(
+        exact_answers(dir.path()),
+        vec_file,
+        "doc5's row in the vectors file",
+    );
+    check_names(dir.path(), vec_file, "a flipped byte in the vectors file");
+    std::fs::write(vec_file, &vec_original).unwrap();
+    assert!(check_index(dir.path()).is_ok());
+}
+
+#[test]
+fn check_reports_a_copied_row_that_is_not_the_documents_row() {
+    let (dir, files, _) = build(None);
+    let file = &files[1];
+    let exact = exact_answers(dir.path()).unwrap();
+    // doc160 (the second segment's tenth document) given a finite row that is not its
+    // own: checksums valid, structure valid, every value finite.
+    common::reseal(file, |b| {
+        let at = row_in_lists(b, 10);
+        let value = f32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        b[at..at + 4].copy_from_slice(&(value + 0.5).to_le_bytes());
+    });
+    assert_eq!(exact_answers(dir.path()).unwrap(), exact);
+    let report = check_index(dir.path());
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert_eq!(error_path(&report.problems[0]), Some(file.as_path()));
+    let message = report.problems[0].to_string();
+    assert!(
+        message.contains("the row of document 10 is not its row in"),
+        "{message}"
     );
 }

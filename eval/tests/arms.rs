@@ -176,7 +176,7 @@ fn the_vector_arm_ranks_every_document_by_inner_product_with_the_encoded_query()
         .concat();
         ok(&args)
     };
-    assert!(said(&[]).contains("vector inner product (IVF, 3 × √lists probed)"));
+    assert!(said(&[]).contains("vector inner product (IVF, 6 × √lists probed)"));
     assert!(said(&["--vector-search", "exact"]).contains("vector inner product (exact)"));
 }
 

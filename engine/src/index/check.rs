@@ -131,11 +131,15 @@ fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
         }
     }
     // The IVF file's header and length were checked at open; left: its structure
-    // (every document in exactly one list, offsets in order, finite centroids).
-    if let Some(ivf) = reader.ivf()
-        && let Err(e) = ivf.lists()
-    {
-        report.problems.push(e);
+    // (every document in exactly one list, offsets in order, finite centroids), and its
+    // copy of the rows, each the same bytes as the document's row in the vectors file.
+    if let Some(ivf) = reader.ivf() {
+        let originals = reader
+            .vectors()
+            .and_then(|v| v.rows().ok().map(|rows| (v.path(), rows)));
+        if let Err(e) = ivf.verify(originals) {
+            report.problems.push(e);
+        }
     }
 }
 

@@ -20,7 +20,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 /// The on-disk format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
+/// The first version whose files end in the chunk table and this footer.
+const FIRST_CHUNKED_VERSION: u32 = 8;
 pub(crate) const MAGIC: [u8; 4] = *b"HDLF";
 /// Bytes after the chunk table: chunk_shift, body_len, crc32, version, magic.
 pub(crate) const FOOTER_LEN: usize = 24;
@@ -160,6 +162,12 @@ pub(crate) fn open(path: &Path, file: &[u8]) -> Result<Sealed> {
             found: version,
         });
     }
+    open_chunked(path, file)
+}
+
+/// [`open`] for a file of any version from [`FIRST_CHUNKED_VERSION`] on, its version
+/// not looked at.
+fn open_chunked(path: &Path, file: &[u8]) -> Result<Sealed> {
     if file.len() < FOOTER_LEN {
         return Err(truncated(
             path,
@@ -216,7 +224,13 @@ pub(crate) fn open(path: &Path, file: &[u8]) -> Result<Sealed> {
 /// Checks the footer, the chunk table and every chunk of `file`, and returns the body:
 /// the whole file verified (O(body)).
 pub(crate) fn verify<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
-    let sealed = open(path, file)?;
+    open(path, file)?;
+    verify_chunked(path, file)
+}
+
+/// [`verify`] for a file of any version from [`FIRST_CHUNKED_VERSION`] on.
+fn verify_chunked<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
+    let sealed = open_chunked(path, file)?;
     for i in 0..sealed.chunks() {
         sealed.check_chunk(path, file, i)?;
     }
@@ -224,13 +238,13 @@ pub(crate) fn verify<'a>(path: &Path, file: &'a [u8]) -> Result<&'a [u8]> {
 }
 
 /// Checks `file` whole as the format version its footer names wrote it, and returns that
-/// version and the body: a heddle file of this version ([`verify`]) or of versions 1 to 7
-/// (a CRC-32 of the whole body in a 20-byte footer). A newer version's layout is unknown
-/// here: `Version`.
+/// version and the body: a heddle file of this version or another from version 8 on
+/// (chunk table and footer, [`verify`]) or of versions 1 to 7 (a CRC-32 of the whole body
+/// in a 20-byte footer). A newer version's layout is unknown here: `Version`.
 pub(crate) fn verify_any_version<'a>(path: &Path, file: &'a [u8]) -> Result<(u32, &'a [u8])> {
     let version = version_of(path, file)?;
-    if version == FORMAT_VERSION {
-        return verify(path, file).map(|body| (version, body));
+    if (FIRST_CHUNKED_VERSION..=FORMAT_VERSION).contains(&version) {
+        return verify_chunked(path, file).map(|body| (version, body));
     }
     if version > FORMAT_VERSION {
         return Err(Error::Version {
@@ -349,11 +363,11 @@ mod tests {
 
         let mut version = good.clone();
         let at = version.len() - 8;
-        version[at] = 9;
+        version[at] = 42;
         assert!(matches!(
             verify(p, &version),
             Err(Error::Version {
-                found: 9,
+                found: 42,
                 expected: FORMAT_VERSION,
                 ..
             })
@@ -408,11 +422,27 @@ mod tests {
             verify_any_version(p, &current).unwrap(),
             (FORMAT_VERSION, &b"new"[..])
         );
-        let mut newer = current.clone();
-        let at = newer.len() - 8;
-        newer[at..at + 4].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+        let with_version = |version: u32| {
+            let mut file = current.clone();
+            let at = file.len() - 8;
+            file[at..at + 4].copy_from_slice(&version.to_le_bytes());
+            file
+        };
+        // Version 8's footer is this version's: read whole, refused by `verify`.
+        let v8 = with_version(8);
+        assert_eq!(verify_any_version(p, &v8).unwrap(), (8, &b"new"[..]));
         assert!(matches!(
-            verify_any_version(p, &newer),
+            verify(p, &v8),
+            Err(Error::Version { found: 8, .. })
+        ));
+        let mut damaged = v8.clone();
+        damaged[1] ^= 1;
+        assert!(matches!(
+            verify_any_version(p, &damaged),
+            Err(Error::ChecksumMismatch { .. })
+        ));
+        assert!(matches!(
+            verify_any_version(p, &with_version(FORMAT_VERSION + 1)),
             Err(Error::Version { .. })
         ));
     }

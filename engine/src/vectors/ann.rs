@@ -1,25 +1,30 @@
 //! Approximate maximum-inner-product search: in each segment with an IVF file, the
 //! centroids are ranked by their inner product with the query and only the rows of the
-//! best few lists ([`Probes`]) are scored; segments without one (small ones) are scanned
-//! exactly. Scores and ties are exact search's: the same kernel on the same rows, the
-//! same top-k heap, so probing every list gives exactly the exact answer.
+//! best few lists ([`Probes`]) are scored, each list's rows read front to back from the
+//! IVF file's copy of them; segments without one (small ones) are scanned exactly.
+//! Scores and ties are exact search's: the same kernel on the same row bytes, the same
+//! top-k heap, so probing every list gives exactly the exact answer.
 //!
 //! A segment gives at least `k` live candidates (or all it has): when the lists probed
 //! hold fewer (small lists, or many deleted documents), the next lists in centroid
 //! order are probed until they do, so a search returns as many hits as an exact one.
 
+use std::path::Path;
+
 use super::dot::dot;
 use super::exact::{overflowed, scan};
-use super::file::VectorsFile;
 use super::ivf::IvfLists;
 use crate::error::{Error, Result};
 use crate::index::{LiveSegment, Snapshot};
 use crate::search::topk::TopK;
 
-/// The default [`Probes::Scaled`] factor: 3 × √lists lists a segment (26 of SciFact's
-/// 72, 62 of 171k documents' 414), where recall@10 on SciFact's MiniLM embeddings is
-/// about 0.975 at every size measured (docs/DECISIONS.md, "Approximate vector search").
-pub const DEFAULT_PROBE_SCALE: f32 = 3.0;
+/// The default [`Probes::Scaled`] factor: 6 × √lists lists a segment (51 of SciFact's
+/// 72, 123 of 171k documents' 414). Chosen by 2-fold cross-validation on the synthetic
+/// corpus's 1,000 class queries (the smallest whole factor reaching recall@10 0.95 on
+/// either half was 6, and gave 0.959 and 0.965 on the other), where short made-up-word
+/// queries fall between many lists; SciFact's natural-language queries need less
+/// (docs/DECISIONS.md, "Approximate vector search").
+pub const DEFAULT_PROBE_SCALE: f32 = 6.0;
 
 /// How many lists an approximate search probes in each segment that has an IVF file.
 /// More lists find more of the exact top k and score more rows.
@@ -133,7 +138,7 @@ pub(crate) fn top_k(
         match live.reader.ivf() {
             Some(ivf) => {
                 let segment = Segment {
-                    vectors,
+                    path: ivf.path(),
                     live,
                     base,
                 };
@@ -156,7 +161,8 @@ pub(crate) fn top_k(
 
 /// One segment being probed.
 struct Segment<'a> {
-    vectors: &'a VectorsFile,
+    /// Its IVF file, which holds the rows probed.
+    path: &'a Path,
     live: &'a LiveSegment,
     /// The internal id of its first document.
     base: u64,
@@ -175,7 +181,14 @@ impl Segment<'_> {
         top: &mut TopK,
         stats: &mut VectorSearchStats,
     ) -> Result<()> {
-        let path = self.vectors.path();
+        if query.len() != lists.dim() {
+            return Err(Error::InvalidArgument(format!(
+                "{}: rows of {} dimensions, a query of {}",
+                self.path.display(),
+                lists.dim(),
+                query.len()
+            )));
+        }
         // One entry a list: about the square root of the segment's documents.
         let mut order: Vec<(f32, u32)> = lists
             .centroids()
@@ -196,39 +209,32 @@ impl Segment<'_> {
             .collect();
         stats.centroids_scored += order.len() as u64;
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        // The lists to read: the `probes` best, then more until `want` live documents.
-        let mut ids = Vec::new();
+        // The `probes` best lists, then more until `want` live documents were scored.
+        // Lists are scored in centroid order; the heap breaks ties by doc id, so the
+        // order they are read in does not change the result.
         let mut live_seen = 0usize;
         for (rank, &(_, l)) in order.iter().enumerate() {
             if rank >= probes && live_seen >= want {
                 break;
             }
             stats.lists_probed += 1;
-            for doc in lists.list(l as usize) {
-                ids.push(doc);
-                live_seen += usize::from(!self.live.is_deleted(doc));
+            let (ids, rows) = lists.list_rows(l as usize)?;
+            for (doc, row) in ids.zip(rows) {
+                stats.rows_scored += 1;
+                let mut score = dot(query, row);
+                if !score.is_finite() {
+                    score = overflowed(row, score, doc as usize, self.path)?;
+                }
+                if self.live.is_deleted(doc) {
+                    continue;
+                }
+                live_seen += 1;
+                let score = f64::from(score);
+                if top.threshold().is_some_and(|f| score < f) {
+                    continue;
+                }
+                top.push(score, self.base + u64::from(doc));
             }
-        }
-        // Rows are read in document order, the vectors file's order: a probed row is a
-        // gather from a random place of the file, and ascending places let the
-        // prefetcher and the page tables help (the lists' union is the same set in any
-        // order, and the heap breaks ties by doc id, so the result is too).
-        ids.sort_unstable();
-        for doc in ids {
-            let row = self.vectors.row(doc)?;
-            stats.rows_scored += 1;
-            let mut score = dot(query, row);
-            if !score.is_finite() {
-                score = overflowed(row, score, doc as usize, path)?;
-            }
-            if self.live.is_deleted(doc) {
-                continue;
-            }
-            let score = f64::from(score);
-            if top.threshold().is_some_and(|f| score < f) {
-                continue;
-            }
-            top.push(score, self.base + u64::from(doc));
         }
         Ok(())
     }
@@ -241,8 +247,8 @@ mod tests {
     #[test]
     fn probes_scale_with_the_square_root_of_the_lists_within_bounds() {
         let scaled = Probes::default();
-        assert_eq!(scaled.for_lists(72), 26); // 3 × 8.49
-        assert_eq!(scaled.for_lists(414), 62); // 3 × 20.35
+        assert_eq!(scaled.for_lists(72), 51); // 6 × 8.49
+        assert_eq!(scaled.for_lists(414), 123); // 6 × 20.35
         assert_eq!(scaled.for_lists(4), 4);
         assert_eq!(scaled.for_lists(1), 1);
         assert_eq!(Probes::Scaled(0.01).for_lists(100), 1);

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::file::VectorsFile;
-use super::ivf::{MAX_LISTS, write_heap_bytes, write_ivf};
+use super::ivf::{MAX_LISTS, body_len, write_heap_bytes, write_ivf};
 use super::kmeans::cluster;
 use super::{VectorTable, kmeans};
 use crate::error::Result;
@@ -60,15 +60,22 @@ pub(crate) fn lists_for(docs: u32) -> u32 {
 pub(crate) fn ivf_body(vectors: &[u8], docs: u32, dim: u32, lists: u32) -> (Vec<u8>, usize) {
     let table = VectorTable::open(Path::new("new segment"), vectors, docs, dim)
         .expect("a vectors body just encoded is well formed");
-    let clustering = cluster(table.rows(vectors), lists as usize, true);
-    let body_len = 12 + 4 * (lists as usize * (dim as usize + 1) + 1 + docs as usize);
+    let rows = table.rows(vectors);
+    let clustering = cluster(rows, lists as usize, true);
+    let body_len = body_len(docs as usize, dim as usize, lists as usize);
     let mut body = Vec::with_capacity(
         body_len + 4 * body_len.div_ceil(1 << footer::CHUNK_SHIFT) + footer::FOOTER_LEN,
     );
-    write_ivf(dim, &clustering.centroids, &clustering.assignment, |b| {
-        body.extend_from_slice(b);
-        Ok(())
-    })
+    write_ivf(
+        dim,
+        &clustering.centroids,
+        &clustering.assignment,
+        rows,
+        |b| {
+            body.extend_from_slice(b);
+            Ok(())
+        },
+    )
     .expect("writing to memory does not fail");
     let writing = write_heap_bytes(docs as usize, lists as usize, dim as usize)
         + 4 * (clustering.centroids.capacity() + clustering.assignment.capacity());
@@ -77,8 +84,9 @@ pub(crate) fn ivf_body(vectors: &[u8], docs: u32, dim: u32, lists: u32) -> (Vec<
 
 /// Writes the IVF body of the merged segment's vectors file `vectors` (`docs` rows of
 /// `dim` values, just written) in `lists` lists to `out`, clustering on this thread. Reads
-/// the rows back from the file (verifying them), so the merge holds no row; its heap is
-/// the clustering's, O(docs + lists × dim).
+/// the rows back from the file (verifying them), twice: to cluster them, then to copy
+/// them in list order (from the page cache: the file was just written), so the merge
+/// holds no row; its heap is the clustering's, O(docs + lists × dim).
 pub(crate) fn write_merged_ivf(
     vectors: &Path,
     docs: u32,
@@ -87,10 +95,15 @@ pub(crate) fn write_merged_ivf(
     out: &mut SealedFileWriter,
 ) -> Result<()> {
     let file = VectorsFile::open(vectors, docs, dim)?;
-    let clustering = kmeans::cluster(file.rows()?, lists as usize, false);
-    write_ivf(dim, &clustering.centroids, &clustering.assignment, |b| {
-        out.write(b)
-    })
+    let rows = file.rows()?;
+    let clustering = kmeans::cluster(rows, lists as usize, false);
+    write_ivf(
+        dim,
+        &clustering.centroids,
+        &clustering.assignment,
+        rows,
+        |b| out.write(b),
+    )
 }
 
 #[cfg(test)]
@@ -119,9 +132,27 @@ mod tests {
             .collect();
         let vectors = crate::vectors::encode_rows(3, 200, rows.iter().map(Vec::as_slice));
         let (body, heap) = ivf_body(&vectors, 200, 3, 14);
-        assert_eq!(body.len(), 12 + 4 * (14 * 3 + 15 + 200));
+        assert_eq!(body.len(), 12 + 4 * (14 * 3 + 15 + 200 + 200 * 3));
         let capacity = body.capacity();
         assert_eq!(footer::sealed(body.clone()).len(), capacity);
         assert!(heap >= 4 * (200 + 14 * 3), "{heap}");
+        let p = Path::new("i");
+        let lists = super::super::IvfShape::open(p, &body, 200, 3, 14)
+            .unwrap()
+            .validate(p, &body)
+            .unwrap();
+        let mut copied = 0;
+        for l in 0..lists.len() {
+            let (ids, list_rows) = lists.list_rows(l).unwrap();
+            for (doc, row) in ids.zip(list_rows) {
+                let row: Vec<f32> = row
+                    .chunks(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
+                assert_eq!(row, rows[doc as usize], "document {doc}");
+                copied += 1;
+            }
+        }
+        assert_eq!(copied, 200);
     }
 }

@@ -199,23 +199,6 @@ impl VectorsFile {
         self.file.check(self.table.rows_range())?;
         Ok(self.table.rows(self.file.body()))
     }
-
-    /// Row `doc` alone, its chunks verified (an approximate search reads a few rows of
-    /// the file, so it verifies only those): an atomic load once they are.
-    #[inline]
-    pub(crate) fn row(&self, doc: u32) -> Result<&[u8]> {
-        let len = 4 * self.table.dim;
-        let start = HEADER_LEN + doc as usize * len;
-        if doc as usize >= self.table.docs {
-            return Err(Error::Corrupt {
-                path: self.path().to_path_buf(),
-                what: "vectors",
-                detail: format!("no row {doc}: the file holds {}", self.table.docs),
-            });
-        }
-        self.file.check(start..start + len)?;
-        Ok(&self.file.body()[start..start + len])
-    }
 }
 
 #[cfg(test)]

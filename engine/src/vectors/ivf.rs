@@ -1,6 +1,7 @@
 //! The inverted-file index of a segment's vectors, `seg-N.ivf`: `lists` centroids, and
-//! for each the documents whose rows are nearest it, so that an approximate search
-//! scores the rows of the few lists nearest the query instead of every row.
+//! for each the documents whose rows are nearest it with a copy of their rows, so that
+//! an approximate search scores the rows of the few lists nearest the query, each list's
+//! rows read front to back, instead of every row.
 //!
 //! Body layout (docs/FORMAT.md):
 //!
@@ -10,22 +11,33 @@
 //! offsets    lists + 1 u32s: list l holds ids[offsets[l] .. offsets[l + 1]]
 //! ids        docs u32s: every document of the segment exactly once, ascending within
 //!            its list
+//! rows       docs × dim little-endian f32s: row i is document ids[i]'s vector, the
+//!            same bytes as its row in the vectors file
 //! ```
 //!
+//! The rows are a second copy of the vectors file's, in list order: read from the
+//! vectors file, a probed list's rows are scattered through it (one random 1.5 KB read
+//! a row at 384 dimensions), which made probing 15 % of the rows cost as much as
+//! scanning all of them (docs/DECISIONS.md, "Approximate vector search").
+//!
 //! Opening checks the header against the manifest (doc count, dimension, lists) and the
-//! body's exact length. The first search verifies the whole body's checksums and its
-//! structure ([`IvfFile::lists`]): offsets from 0 to `docs` without decreasing, every id
-//! below `docs`, ascending within its list and in no other list, every centroid value a
-//! finite number. Which list a document is in is trusted as given: it decides what an
-//! approximate search finds, never what it reads, and probing every list finds exactly
-//! what exact search does whatever the lists hold.
+//! body's exact length. The first search verifies the checksums of everything before
+//! the rows and its structure ([`IvfFile::lists`]): offsets from 0 to `docs` without
+//! decreasing, every id below `docs`, ascending within its list and in no other list,
+//! every centroid value a finite number. A list's rows are verified when a search first
+//! reads them, as the vectors file's are; a value in them that is not a finite number
+//! is an error naming the file when it is scored. Which list a document is in is trusted
+//! as given: it decides what an approximate search finds, never what it reads, and
+//! probing every list scores every row. That the copied rows equal the vectors file's
+//! is checked by `check_index`, which reads both whole.
 
 use std::path::Path;
 use std::sync::OnceLock;
 
+use super::file::Rows;
 use crate::error::{Error, Result};
 use crate::segment::bytes::{ByteReader, u32_at};
-use crate::segment::checked::{CheckedFile, Integrity};
+use crate::segment::checked::{CheckedFile, Integrity, Trusted};
 
 /// Bytes before the first centroid.
 const HEADER_LEN: usize = 12;
@@ -35,14 +47,19 @@ const HEADER_LEN: usize = 12;
 /// never exceed.
 pub const MAX_LISTS: u32 = 65_535;
 
+/// Bytes of rows [`write_ivf`] hands its sink at once.
+const ROW_BATCH: usize = 1 << 16;
+
 /// Calls `sink` with the body of an IVF file, in order: the header, `centroids`
 /// (`lists × dim` values), then the lists of `assignment` (document `d` is in list
-/// `assignment[d]`, each below `lists`), grouped by list and ascending within each.
-/// Holds one u32 per document beside `assignment` (the ids in list order).
+/// `assignment[d]`, each below `lists`), grouped by list and ascending within each,
+/// then the documents' `rows` (one a document, of `dim` values) in that order. Holds
+/// one u32 per document beside `assignment` (the ids in list order) and a batch of rows.
 pub(crate) fn write_ivf(
     dim: u32,
     centroids: &[f32],
     assignment: &[u32],
+    rows: Rows<'_>,
     mut sink: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     let lists = centroids.len() / (dim as usize).max(1);
@@ -78,14 +95,37 @@ pub(crate) fn write_ivf(
         let bytes: Vec<u8> = part.iter().flat_map(|v| v.to_le_bytes()).collect();
         sink(&bytes)?;
     }
+    let mut batch = Vec::with_capacity(ROW_BATCH + 4 * dim as usize);
+    for &doc in &ids {
+        let row = rows.row(doc as usize).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "vector lists name document {doc} of {} rows",
+                rows.len()
+            ))
+        })?;
+        batch.extend_from_slice(row);
+        if batch.len() >= ROW_BATCH {
+            sink(&batch)?;
+            batch.clear();
+        }
+    }
+    if !batch.is_empty() {
+        sink(&batch)?;
+    }
     Ok(())
 }
 
 /// The heap [`write_ivf`] holds for `docs` documents in `lists` lists (beyond its
 /// arguments).
 pub(crate) fn write_heap_bytes(docs: usize, lists: usize, dim: usize) -> usize {
-    // offsets and next places, the ids, a centroid's bytes, the largest byte batch.
-    4 * (2 * (lists + 1) + docs + dim + (lists + 1).max(docs.min(1 << 14)))
+    // offsets and next places, the ids, a centroid's bytes, the largest id batch, the
+    // row batch.
+    4 * (2 * (lists + 1) + docs + dim + (lists + 1).max(docs.min(1 << 14))) + ROW_BATCH + 4 * dim
+}
+
+/// The length of an IVF body of `docs` rows of `dim` values in `lists` lists.
+pub(crate) fn body_len(docs: usize, dim: usize, lists: usize) -> usize {
+    HEADER_LEN + 4 * (lists * dim + lists + 1 + docs + docs * dim)
 }
 
 /// The sizes an IVF body's header gives, checked against the manifest and the body's
@@ -130,7 +170,7 @@ impl IvfShape {
         }
         // In u128: no header (a fuzzer's included) can overflow it.
         let (d, l, n) = (u128::from(dim), u128::from(lists), u128::from(docs));
-        let expected = HEADER_LEN as u128 + 4 * (l * d + l + 1 + n);
+        let expected = HEADER_LEN as u128 + 4 * (l * d + l + 1 + n + n * d);
         if expected != body.len() as u128 {
             return Err(Error::Truncated {
                 path: path.to_path_buf(),
@@ -148,15 +188,16 @@ impl IvfShape {
     }
 
     /// Checks the structure of `body` (whose header `open` checked): offsets, ids and
-    /// centroids as the module documentation says. Reads the whole body, which the
-    /// caller must have verified; holds one bit per document.
+    /// centroids as the module documentation says. Reads everything before the rows,
+    /// which the caller must have verified, and trusts the rows as read (callers that
+    /// have not verified them use [`IvfFile::lists`]); holds one bit per document.
     pub(crate) fn validate<'a>(&self, path: &Path, body: &'a [u8]) -> Result<IvfLists<'a>> {
         let corrupt = |detail: String| Error::Corrupt {
             path: path.to_path_buf(),
             what: "vector lists",
             detail,
         };
-        let lists = self.parts(body);
+        let lists = self.parts(body, &Trusted);
         if let Some((at, value)) = lists
             .centroids
             .as_chunks::<4>()
@@ -225,11 +266,15 @@ impl IvfShape {
 }
 
 /// A validated IVF body's parts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct IvfLists<'a> {
     centroids: &'a [u8],
     offsets: &'a [u8],
     ids: &'a [u8],
+    /// The whole body: rows are cut from it where `integrity` has verified them.
+    body: &'a [u8],
+    rows_start: usize,
+    integrity: &'a dyn Integrity,
     dim: usize,
     lists: usize,
 }
@@ -238,6 +283,11 @@ impl<'a> IvfLists<'a> {
     /// How many lists there are.
     pub(crate) fn len(&self) -> usize {
         self.lists
+    }
+
+    /// The dimension of the centroids and rows.
+    pub(crate) fn dim(&self) -> usize {
+        self.dim
     }
 
     /// Every centroid in list order, each `4 × dim` bytes of little-endian f32s.
@@ -257,6 +307,26 @@ impl<'a> IvfLists<'a> {
             .0
             .iter()
             .map(|b| u32::from_le_bytes(*b))
+    }
+
+    /// The documents of list `l` (below [`IvfLists::len`]), ascending, and their rows in
+    /// the same order, each `4 × dim` bytes; the rows' chunks verified first.
+    pub(crate) fn list_rows(
+        &self,
+        l: usize,
+    ) -> Result<(
+        impl Iterator<Item = u32> + 'a,
+        std::slice::ChunksExact<'a, u8>,
+    )> {
+        let (start, end) = (
+            u32_at(self.offsets, l) as usize,
+            u32_at(self.offsets, l + 1) as usize,
+        );
+        let row_len = 4 * self.dim;
+        let range = self.rows_start + start * row_len..self.rows_start + end * row_len;
+        self.integrity.check(range.clone())?;
+        let rows = self.body.get(range).unwrap_or_default();
+        Ok((self.list(l), rows.chunks_exact(row_len.max(1))))
     }
 }
 
@@ -284,31 +354,73 @@ impl IvfFile {
         })
     }
 
-    /// The lists, verified and validated: the first call checksums and checks the whole
-    /// body (about 4 bytes a document and 4 × dim a list), later ones reuse its outcome.
+    pub(crate) fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// The lists, verified and validated: the first call checksums and checks everything
+    /// before the rows (about 4 bytes a document and 4 × dim a list), later ones reuse
+    /// its outcome. Rows are verified list by list as they are read.
     pub(crate) fn lists(&self) -> Result<IvfLists<'_>> {
         self.validated
             .get_or_init(|| {
-                self.file.check_all()?;
+                self.file.check(0..self.shape.rows_start())?;
                 self.shape.validate(self.file.path(), self.file.body())?;
                 Ok(())
             })
             .clone()?;
         // Validated once; the same checks on the same bytes cannot fail now, and cost
         // nothing but the walk, so they are not repeated: the parts are only re-cut.
-        Ok(self.shape.parts(self.file.body()))
+        Ok(self.shape.parts(self.file.body(), &self.file))
+    }
+
+    /// Verifies the whole file, its structure and its rows, and checks that every row
+    /// copied into the lists is the document's row in `originals` (the segment's vectors
+    /// file's path and rows, verified; `None` when they cannot be read, which is reported
+    /// on its own), for `check_index`. A crafted file with valid checksums could
+    /// otherwise rank by rows that are not the documents'.
+    pub(crate) fn verify(&self, originals: Option<(&Path, Rows<'_>)>) -> Result<()> {
+        let lists = self.lists()?;
+        for l in 0..lists.len() {
+            let (ids, rows) = lists.list_rows(l)?;
+            let Some((vectors, originals)) = originals else {
+                continue;
+            };
+            for (doc, row) in ids.zip(rows) {
+                if originals.row(doc as usize) != Some(row) {
+                    return Err(Error::Corrupt {
+                        path: self.path().to_path_buf(),
+                        what: "vector lists",
+                        detail: format!(
+                            "list {l}: the row of document {doc} is not its row in {}",
+                            vectors.display()
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
 
 impl IvfShape {
-    /// The parts of a body whose length `open` checked.
-    fn parts<'a>(&self, body: &'a [u8]) -> IvfLists<'a> {
+    /// Where the rows start in the body: everything before them is the lists' structure.
+    fn rows_start(&self) -> usize {
+        HEADER_LEN + 4 * (self.lists * self.dim + self.lists + 1 + self.docs)
+    }
+
+    /// The parts of a body whose length `open` checked; rows are read through
+    /// `integrity`.
+    fn parts<'a>(&self, body: &'a [u8], integrity: &'a dyn Integrity) -> IvfLists<'a> {
         let offsets_start = HEADER_LEN + self.lists * self.dim * 4;
         let ids_start = offsets_start + 4 * (self.lists + 1);
         IvfLists {
             centroids: &body[HEADER_LEN..offsets_start],
             offsets: &body[offsets_start..ids_start],
             ids: &body[ids_start..ids_start + 4 * self.docs],
+            body,
+            rows_start: self.rows_start(),
+            integrity,
             dim: self.dim,
             lists: self.lists,
         }
@@ -319,9 +431,19 @@ impl IvfShape {
 mod tests {
     use super::*;
 
+    /// Document `d`'s row: `dim` values that name it.
+    fn row_of(d: usize, dim: u32) -> Vec<f32> {
+        (0..dim).map(|j| d as f32 + j as f32 / 8.0).collect()
+    }
+
     fn body(dim: u32, centroids: &[f32], assignment: &[u32]) -> Vec<u8> {
+        let docs = assignment.len();
+        let rows: Vec<Vec<f32>> = (0..docs).map(|d| row_of(d, dim)).collect();
+        let vectors = crate::vectors::encode_rows(dim, docs, rows.iter().map(Vec::as_slice));
+        let table =
+            crate::vectors::VectorTable::open(Path::new("v"), &vectors, docs as u32, dim).unwrap();
         let mut out = Vec::new();
-        write_ivf(dim, centroids, assignment, |b| {
+        write_ivf(dim, centroids, assignment, table.rows(&vectors), |b| {
             out.extend_from_slice(b);
             Ok(())
         })
@@ -337,9 +459,10 @@ mod tests {
     }
 
     #[test]
-    fn lists_read_back_grouped_and_ascending() {
+    fn lists_read_back_grouped_and_ascending_with_their_rows() {
         let b = body(2, &[1.0, 0.0, 0.0, 1.0, -1.0, 0.0], &[1, 0, 1, 1, 0]);
-        assert_eq!(b.len(), 12 + 3 * 2 * 4 + 4 * 4 + 5 * 4);
+        assert_eq!(b.len(), 12 + 3 * 2 * 4 + 4 * 4 + 5 * 4 + 5 * 2 * 4);
+        assert_eq!(b.len(), body_len(5, 2, 3));
         assert_eq!(
             lists_of(&b, 5, 2, 3).unwrap(),
             [vec![1, 4], vec![0, 2, 3], vec![]]
@@ -358,6 +481,32 @@ mod tests {
             .collect();
         assert_eq!(second, [0.0, 1.0]);
         assert!(write_heap_bytes(5, 3, 2) >= 4 * (4 + 4 + 5));
+        for (l, docs) in [vec![1, 4], vec![0, 2, 3], vec![]].into_iter().enumerate() {
+            let (ids, rows) = l_rows(&l_of(&b), l);
+            assert_eq!(ids, docs, "list {l}");
+            let expected: Vec<Vec<f32>> = docs.iter().map(|&d| row_of(d as usize, 2)).collect();
+            assert_eq!(rows, expected, "list {l}");
+        }
+    }
+
+    fn l_of(b: &[u8]) -> IvfLists<'_> {
+        let p = Path::new("i");
+        IvfShape::open(p, b, 5, 2, 3)
+            .unwrap()
+            .validate(p, b)
+            .unwrap()
+    }
+
+    fn l_rows(lists: &IvfLists<'_>, l: usize) -> (Vec<u32>, Vec<Vec<f32>>) {
+        let (ids, rows) = lists.list_rows(l).unwrap();
+        let rows = rows
+            .map(|r| {
+                r.chunks(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect()
+            })
+            .collect();
+        (ids.collect(), rows)
     }
 
     #[test]

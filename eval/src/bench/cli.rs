@@ -113,7 +113,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
 
-    /// How --arm vector and hybrid search the vectors: ivf (the nearest IVF lists, 3 ×
+    /// How --arm vector and hybrid search the vectors: ivf (the nearest IVF lists, 6 ×
     /// √lists of them; segments under 4,096 documents are scanned exactly) or exact
     /// (every live vector scored), as `quality --vector-search`.
     #[arg(long, value_parser = ["ivf", "exact"], default_value = "ivf")]

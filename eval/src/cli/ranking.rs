@@ -61,7 +61,7 @@ pub struct RankingArgs {
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
     /// How the vector stream searches: ivf (each large segment's nearest IVF lists,
-    /// 3 × √lists of them; segments under 4,096 documents are scanned exactly) or exact
+    /// 6 × √lists of them; segments under 4,096 documents are scanned exactly) or exact
     /// (every live vector scored: the oracle).
     #[arg(long, value_parser = ["ivf", "exact"], default_value = "ivf")]
     pub vector_search: String,
