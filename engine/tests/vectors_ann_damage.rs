@@ -382,11 +382,17 @@ fn rows_an_approximate_search_reads_are_verified_before_they_are_scored() {
     let file = &files[0];
     let original = std::fs::read(file).unwrap();
     let row_start = row_in_lists(&original, 5);
+    // The row's last byte: its 64-byte chunk starts past the row's first 31 bytes, so
+    // past the ids, and only the probe of doc5's list verifies it, not the structure's
+    // check.
+    let last = row_start + DIM * 4 - 1;
+    assert!(last / 64 * 64 >= rows_at());
     let mut bytes = original.clone();
-    bytes[row_start + 9] ^= 0x20;
+    bytes[last] ^= 0x20;
     std::fs::write(file, &bytes).unwrap();
     let err = assert_names(ann_answers(dir.path()), file, "doc5's row");
     assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err}");
+
     // Resealed with a NaN in that row: an error naming the file, not a ranking.
     std::fs::write(file, &original).unwrap();
     common::reseal(file, |b| {
@@ -394,7 +400,8 @@ fn rows_an_approximate_search_reads_are_verified_before_they_are_scored() {
     });
     let err = assert_names(ann_answers(dir.path()), file, "NaN in doc5's row");
     assert!(
-        err.to_string().contains("document 5: component 2 is NaN"),
+        err.to_string().contains("corrupt vector lists")
+            && err.to_string().contains("document 5: component 2 is NaN"),
         "{err}"
     );
     check_names(dir.path(), file, "a NaN in a copied row");
@@ -417,6 +424,64 @@ fn rows_an_approximate_search_reads_are_verified_before_they_are_scored() {
     check_names(dir.path(), vec_file, "a flipped byte in the vectors file");
     std::fs::write(vec_file, &vec_original).unwrap();
     assert!(check_index(dir.path()).is_ok());
+}
+
+/// The (start, end) of list `l`'s rows in an IVF body.
+fn list_rows_range(body: &[u8], l: usize) -> (usize, usize) {
+    let at = offsets_at() + 4 * l;
+    let (start, end) = (u32_at(body, at) as usize, u32_at(body, at + 4) as usize);
+    (rows_at() + start * DIM * 4, rows_at() + end * DIM * 4)
+}
+
+#[test]
+fn a_lists_rows_are_verified_only_when_a_search_probes_it() {
+    let (dir, files, _) = build(Some(6));
+    let file = &files[0];
+    let original = std::fs::read(file).unwrap();
+    // doc5's own vector, k = 1, one probe: only doc5's list is read.
+    let doc5_list = (0..LISTS)
+        .find(|&l| {
+            let (start, end) = list_rows_range(&original, l);
+            (start..end).contains(&row_in_lists(&original, 5))
+        })
+        .unwrap();
+    let (own_start, own_end) = list_rows_range(&original, doc5_list);
+    // A byte in another list's rows whose 64-byte chunk holds neither the structure nor
+    // any of doc5's list's rows.
+    let at = (0..LISTS)
+        .filter(|&l| l != doc5_list)
+        .flat_map(|l| {
+            let (start, end) = list_rows_range(&original, l);
+            start..end
+        })
+        .find(|&at| {
+            let chunk = at / 64 * 64..at / 64 * 64 + 64;
+            chunk.start >= rows_at() && (chunk.end <= own_start || chunk.start >= own_end)
+        })
+        .expect("12 lists of rows span many chunks");
+    let mut bytes = original.clone();
+    bytes[at] ^= 0x08;
+    std::fs::write(file, &bytes).unwrap();
+    let s = Index::open(dir.path()).unwrap().searcher();
+    let one = VectorSearchOptions {
+        k: 1,
+        probes: Probes::Count(1),
+    };
+    let (hits, stats) = s
+        .search_vector_with_stats(&unit_vector(5, DIM), &one)
+        .unwrap();
+    assert_eq!(hits[0].id, "doc5");
+    // One list in each of the two segments.
+    assert_eq!(stats.lists_probed, 2);
+    let all = VectorSearchOptions {
+        k: 1,
+        probes: Probes::All,
+    };
+    let err = s
+        .search_vector(&unit_vector(5, DIM), &all)
+        .expect_err("probing every list reads the damaged row");
+    assert!(matches!(err, Error::ChecksumMismatch { .. }), "{err}");
+    assert_eq!(error_path(&err), Some(file.as_path()));
 }
 
 #[test]

@@ -7,7 +7,10 @@
 //! Closing our descriptor alone would then leave the lock held by the child for that
 //! moment, and a writer opened right after would be refused as `Locked`. So the lock is
 //! released explicitly before the file is closed: unlocking through any copy releases it
-//! for all of them.
+//! for all of them. The one case this changes for the worse: a process that forks
+//! without exec'ing while it holds a writer shares the lock with its child, and now
+//! whichever of the two drops its writer first releases it for both. A writer is not
+//! meant to be shared across such a fork in any case.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;

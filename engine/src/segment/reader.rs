@@ -13,8 +13,9 @@
 //! - on a stored-document fetch: its compressed block;
 //! - on an exact vector search or a merge: the whole vectors file, the first time (its
 //!   header chunk at open);
-//! - on an approximate vector search: the whole IVF file and its structure, the first
-//!   time (its header chunk at open), and the chunks of each row it scores;
+//! - on an approximate vector search: the IVF file's lists and their structure, the
+//!   first time (its header chunk at open), and each probed list's rows the first time
+//!   they are read;
 //! - on a walk or scan (merges, `check_index`, the writer's id set): each block as it
 //!   is reached.
 //!

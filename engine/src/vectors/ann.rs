@@ -223,7 +223,7 @@ impl Segment<'_> {
                 stats.rows_scored += 1;
                 let mut score = dot(query, row);
                 if !score.is_finite() {
-                    score = overflowed(row, score, doc as usize, self.path)?;
+                    score = overflowed(row, score, doc as usize, self.path, "vector lists")?;
                 }
                 if self.live.is_deleted(doc) {
                     continue;

@@ -84,7 +84,7 @@ pub(crate) fn ivf_body(vectors: &[u8], docs: u32, dim: u32, lists: u32) -> (Vec<
 
 /// Writes the IVF body of the merged segment's vectors file `vectors` (`docs` rows of
 /// `dim` values, just written) in `lists` lists to `out`, clustering on this thread. Reads
-/// the rows back from the file (verifying them), twice: to cluster them, then to copy
+/// the rows back from the file (verified once), twice: to cluster them, then to copy
 /// them in list order (from the page cache: the file was just written), so the merge
 /// holds no row; its heap is the clustering's, O(docs + lists × dim).
 pub(crate) fn write_merged_ivf(

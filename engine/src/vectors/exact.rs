@@ -63,7 +63,7 @@ pub(crate) fn scan(
     for (doc, row) in rows.iter().enumerate() {
         let mut score = dot(query, row);
         if !score.is_finite() {
-            score = overflowed(row, score, doc, path)?;
+            score = overflowed(row, score, doc, path, "vectors")?;
         }
         let score = f64::from(score);
         if floor.is_some_and(|f| score <= f) || deleted(doc as u32) {
@@ -81,11 +81,17 @@ pub(crate) fn scan(
 /// score, and NaN (infinities of both signs) as the smallest, never above a number.
 #[cold]
 #[inline(never)]
-pub(crate) fn overflowed(row: &[u8], score: f32, doc: usize, path: &Path) -> Result<f32> {
+pub(crate) fn overflowed(
+    row: &[u8],
+    score: f32,
+    doc: usize,
+    path: &Path,
+    what: &'static str,
+) -> Result<f32> {
     if let Some((at, value)) = non_finite_in(row) {
         return Err(Error::Corrupt {
             path: path.to_path_buf(),
-            what: "vectors",
+            what,
             detail: format!("document {doc}: component {at} is {value}, not a finite number"),
         });
     }

@@ -330,8 +330,9 @@ impl<'a> IvfLists<'a> {
     }
 }
 
-/// A segment's open IVF file: footer and header checked at open, the whole body
-/// verified and validated by the first search that uses it.
+/// A segment's open IVF file: footer and header checked at open, everything before the
+/// rows verified and validated by the first search that uses it, each list's rows
+/// verified when a search first reads them.
 pub(crate) struct IvfFile {
     file: CheckedFile,
     shape: IvfShape,
