@@ -1,4 +1,5 @@
-//! Handing freed heap back to the operating system.
+//! The glibc allocator's policy, chosen by each program for its own work: handing freed
+//! heap back to the operating system while indexing, keeping it while encoding.
 //!
 //! glibc's malloc keeps memory a program frees for its next allocations: after a
 //! segment build frees a hundred MiB, the process's resident set stays where the build
@@ -51,4 +52,19 @@ pub fn release_free_memory() {
 pub fn return_memory_after_flushes(writer: &mut IndexWriter) {
     prefer_returning_memory();
     writer.set_after_flush(Some(Arc::new(release_free_memory)));
+}
+
+/// The opposite policy, for encoding (`embed`): keep freed memory for the next batch
+/// instead of returning it and faulting it in again; a batch's tensors are freed and
+/// the same sizes allocated again moments later. See docs/DECISIONS.md, "Embedding a
+/// corpus". Call once, before encoding; glibc only, elsewhere nothing.
+pub fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets tunables of glibc's allocator; any value is valid, and
+    // they take effect for later allocations.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
 }

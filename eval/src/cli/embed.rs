@@ -58,7 +58,7 @@ pub fn run(args: &EmbedArgs) -> anyhow::Result<()> {
     if args.batch == 0 {
         anyhow::bail!("--batch must be at least 1");
     }
-    keep_freed_memory();
+    crate::allocator::keep_freed_memory();
     let root = match &args.cache {
         Some(dir) => dir.clone(),
         None => embed::default_cache_root()?,
@@ -132,19 +132,6 @@ fn print_summary(input: &Input, done: &Embedded, threads: usize, batch: usize) {
         done.vectors.display(),
         plural(done.items as u64, "line")
     );
-}
-
-/// glibc malloc settings for encoding: keep freed memory for the next batch instead of
-/// returning it (and faulting it in again). See docs/DECISIONS.md, "Embedding a corpus".
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets tunables of glibc's allocator; any value is valid, and
-    // they take effect for later allocations.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
-        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
-    }
 }
 
 /// What `embed` needs set before any thread exists: candle's kernels on one thread each
