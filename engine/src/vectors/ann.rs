@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use super::dot::dot;
-use super::exact::{overflowed, scan};
+use super::exact::{check_query_dim, overflowed, scan};
 use super::ivf::IvfLists;
 use crate::error::{Error, Result};
 use crate::index::{LiveSegment, Snapshot};
@@ -181,14 +181,7 @@ impl Segment<'_> {
         top: &mut TopK,
         stats: &mut VectorSearchStats,
     ) -> Result<()> {
-        if query.len() != lists.dim() {
-            return Err(Error::InvalidArgument(format!(
-                "{}: rows of {} dimensions, a query of {}",
-                self.path.display(),
-                lists.dim(),
-                query.len()
-            )));
-        }
+        check_query_dim(lists.dim(), query, self.path)?;
         // One entry a list: about the square root of the segment's documents.
         let mut order: Vec<(f32, u32)> = lists
             .centroids()
@@ -211,7 +204,11 @@ impl Segment<'_> {
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         // The `probes` best lists, then more until `want` live documents were scored.
         // Lists are scored in centroid order; the heap breaks ties by doc id, so the
-        // order they are read in does not change the result.
+        // order they are read in does not change the result. Not `exact::scan`'s loop:
+        // that one skips a row that only ties the floor, which is right only when doc
+        // ids arrive ascending (they do within a list, not across lists), and it looks a
+        // row's deletion up only when it beats the floor, where this loop counts the
+        // live rows it scores.
         let mut live_seen = 0usize;
         for (rank, &(_, l)) in order.iter().enumerate() {
             if rank >= probes && live_seen >= want {

@@ -49,14 +49,7 @@ pub(crate) fn scan(
     top: &mut TopK,
     path: &Path,
 ) -> Result<()> {
-    if rows.dim() != query.len() {
-        return Err(Error::InvalidArgument(format!(
-            "{}: rows of {} dimensions, a query of {}",
-            path.display(),
-            rows.dim(),
-            query.len()
-        )));
-    }
+    check_query_dim(rows.dim(), query, path)?;
     // Documents arrive in ascending internal id: one that only ties the kept floor
     // loses the tie, so it is skipped with the losers.
     let mut floor = top.threshold();
@@ -73,6 +66,19 @@ pub(crate) fn scan(
         floor = top.threshold();
     }
     Ok(())
+}
+
+/// Refuses a query whose dimension is not `dim`, that of the rows of `path`: the dot
+/// product would score the shorter of the two without a word.
+pub(crate) fn check_query_dim(dim: usize, query: &[f32], path: &Path) -> Result<()> {
+    if dim == query.len() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{}: rows of {dim} dimensions, a query of {}",
+        path.display(),
+        query.len()
+    )))
 }
 
 /// A score that is not a finite number. From a row holding NaN or infinity: the file

@@ -123,9 +123,15 @@ pub(crate) fn write_heap_bytes(docs: usize, lists: usize, dim: usize) -> usize {
     4 * (2 * (lists + 1) + docs + dim + (lists + 1).max(docs.min(1 << 14))) + ROW_BATCH + 4 * dim
 }
 
+/// Where the rows start in an IVF body of `docs` documents of `dim` values in `lists`
+/// lists: everything before them is the lists' structure.
+fn rows_start(docs: usize, dim: usize, lists: usize) -> usize {
+    HEADER_LEN + 4 * (lists * dim + lists + 1 + docs)
+}
+
 /// The length of an IVF body of `docs` rows of `dim` values in `lists` lists.
 pub(crate) fn body_len(docs: usize, dim: usize, lists: usize) -> usize {
-    HEADER_LEN + 4 * (lists * dim + lists + 1 + docs + docs * dim)
+    rows_start(docs, dim, lists) + 4 * docs * dim
 }
 
 /// The sizes an IVF body's header gives, checked against the manifest and the body's
@@ -168,7 +174,7 @@ impl IvfShape {
                 "{held_lists} lists, manifest says {lists}"
             )));
         }
-        // In u128: no header (a fuzzer's included) can overflow it.
+        // `body_len`'s sum in u128: no header (a fuzzer's included) can overflow it.
         let (d, l, n) = (u128::from(dim), u128::from(lists), u128::from(docs));
         let expected = HEADER_LEN as u128 + 4 * (l * d + l + 1 + n + n * d);
         if expected != body.len() as u128 {
@@ -407,7 +413,7 @@ impl IvfFile {
 impl IvfShape {
     /// Where the rows start in the body: everything before them is the lists' structure.
     fn rows_start(&self) -> usize {
-        HEADER_LEN + 4 * (self.lists * self.dim + self.lists + 1 + self.docs)
+        rows_start(self.docs, self.dim, self.lists)
     }
 
     /// The parts of a body whose length `open` checked; rows are read through
