@@ -98,7 +98,7 @@ hybrid: build
 
 # Issue 16's three arms at full scale (scripts/arms-scale.sh): the 171k synthetic corpus
 # encoded once (about 1 h 50 min of both cores the first time; cached and resumable),
-# IVF's recall on its real embeddings, and each arm's ladder at 10,000 requests a rung
+# the vector graph's recall on its real embeddings, and each arm's ladder at 10,000 requests a rung
 # (about half an hour). ARMS_CORPUS=DIR runs it on another BEIR corpus.
 .PHONY: arms-scale
 arms-scale: build

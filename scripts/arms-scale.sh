@@ -2,7 +2,7 @@
 # make arms-scale: issue 16's three arms at full scale. On the synthetic TREC-COVID-style
 # corpus (171,332 documents, generated with seed 7 on first use) or any BEIR directory
 # (ARMS_CORPUS): every document encoded once with all-MiniLM-L6-v2 (the embeddings cache:
-# resumable, and a second run encodes nothing), an index with the vectors, IVF's recall@10
+# resumable, and a second run encodes nothing), an index with the vectors, the graph's recall@10
 # against exact search on the real embeddings, then the open-loop ladder of each arm
 # (text, vector, hybrid) with the query's encoding inside every request.
 #
@@ -59,14 +59,14 @@ echo "== 2. an index with the vectors"
   --index "$OUT/index" --force
 
 echo
-echo "== 3. IVF's recall@10 against exact search, on the real embeddings"
+echo "== 3. the graph's recall@10 against exact search, on the real embeddings"
 echo "-- the queries' own vectors"
 "$BIN/examples/vector_ann" --embeddings "$OUT/corpus-vectors.jsonl" \
   --query-embeddings "$OUT/query-vectors.jsonl" --queries "$(wc -l < "$OUT/query-vectors.jsonl" | tr -d " ")" \
-  --scales 1,2,3,4,5,6,8 --probes 8,32 \
+  --ef 10,16,24,32,48,64,96,128 \
   | tee "$OUT/recall-queries.txt"
 echo "-- 200 documents held out of the index as queries"
-"$BIN/examples/vector_ann" --embeddings "$OUT/corpus-vectors.jsonl" --scales 3,6 --probes 8,32 \
+"$BIN/examples/vector_ann" --embeddings "$OUT/corpus-vectors.jsonl" --ef 16,32,64,128 \
   | tee "$OUT/recall-documents.txt"
 
 echo

@@ -14,7 +14,7 @@ else
   export RUSTC_BOOTSTRAP=1
   FUZZ=(cargo fuzz)
 fi
-for target in footer manifest termdict postings store lengths vectors ivf deletes; do
+for target in footer manifest termdict postings store lengths vectors graph deletes; do
   echo "== fuzz $target for ${SECONDS_EACH}s"
   "${FUZZ[@]}" run "$target" -- -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -max_len=65536
 done

@@ -1,5 +1,5 @@
 //! Measures approximate vector search against exact search: recall@10 and time per
-//! query, one thread, at several probe counts.
+//! query, one thread, at several search efforts (the graph walk's `ef`).
 //!
 //! ```text
 //! cargo run --release -p heddle --example vector_ann -- [options]
@@ -18,13 +18,13 @@
 //!   --passes P          timed passes over the queries per probe count (default 1)
 //!   --exact-passes P    timed passes of exact search (default 1)
 //!   --k K               hits per query (default 10)
-//!   --probes LIST       probe counts to measure, each a number or `all` (default
-//!                       1,2,4,8,16,32,64)
-//!   --scales LIST       Probes::Scaled factors to measure (default 1,2,3,4,6; 6 is
-//!                       heddle's default)
+//!   --ef LIST           efforts to measure, each a candidate count or `all` (exhaustive;
+//!                       default 10,16,24,32,48,64,96,128,192,256)
 //!   --segments S        commits the vectors are added in (default 2), then merged into one
 //!   --keep-segments     search the segments as committed, without the merge
-//!   --min-docs M        IvfSettings::min_docs (default heddle's)
+//!   --min-docs M        GraphSettings::min_docs (default heddle's)
+//!   --m M               GraphSettings::m (default heddle's)
+//!   --ef-construction E GraphSettings::ef_construction (default heddle's)
 //! ```
 //!
 //! Times are wall-clock per query on this thread after a warm-up pass (which verifies
@@ -34,7 +34,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use heddle::{Document, Hit, Index, IndexSettings, IvfSettings, Probes, VectorSearchOptions};
+use heddle::{
+    Document, GraphSettings, Hit, Index, IndexSettings, SearchEffort, VectorSearchOptions,
+};
 
 struct Options {
     n: usize,
@@ -48,10 +50,10 @@ struct Options {
     passes: usize,
     exact_passes: usize,
     k: usize,
-    probes: Vec<Probes>,
+    efforts: Vec<SearchEffort>,
     segments: usize,
     keep_segments: bool,
-    min_docs: u32,
+    graph: GraphSettings,
 }
 
 fn parse() -> Result<Options, String> {
@@ -67,13 +69,13 @@ fn parse() -> Result<Options, String> {
         passes: 1,
         exact_passes: 1,
         k: 10,
-        probes: [1, 2, 4, 8, 16, 32, 64].map(Probes::Count).to_vec(),
+        efforts: [10, 16, 24, 32, 48, 64, 96, 128, 192, 256]
+            .map(SearchEffort::Candidates)
+            .to_vec(),
         segments: 2,
         keep_segments: false,
-        min_docs: IvfSettings::default().min_docs,
+        graph: GraphSettings::default(),
     };
-    o.probes
-        .extend([1.0, 2.0, 3.0, 4.0, 6.0].map(Probes::Scaled));
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--keep-segments" {
@@ -95,21 +97,20 @@ fn parse() -> Result<Options, String> {
             "--exact-passes" => o.exact_passes = number(&value)?.max(1),
             "--k" => o.k = number(&value)?,
             "--segments" => o.segments = number(&value)?.max(1),
-            "--min-docs" => o.min_docs = value.parse().map_err(|e| format!("{flag}: {e}"))?,
-            "--probes" => {
-                o.probes.retain(|p| matches!(p, Probes::Scaled(_)));
-                for p in value.split(',') {
-                    o.probes.push(match p {
-                        "all" => Probes::All,
-                        count => Probes::Count(number(count)?),
-                    });
-                }
+            "--min-docs" => {
+                o.graph.min_docs = value.parse().map_err(|e| format!("{flag}: {e}"))?
             }
-            "--scales" => {
-                o.probes.retain(|p| !matches!(p, Probes::Scaled(_)));
-                for f in value.split(',') {
-                    let factor = f.parse().map_err(|e| format!("{flag} {f}: {e}"))?;
-                    o.probes.push(Probes::Scaled(factor));
+            "--m" => o.graph.m = value.parse().map_err(|e| format!("{flag}: {e}"))?,
+            "--ef-construction" => {
+                o.graph.ef_construction = value.parse().map_err(|e| format!("{flag}: {e}"))?
+            }
+            "--ef" => {
+                o.efforts.clear();
+                for p in value.split(',') {
+                    o.efforts.push(match p {
+                        "all" => SearchEffort::Exhaustive,
+                        count => SearchEffort::Candidates(number(count)?),
+                    });
                 }
             }
             _ => return Err(format!("unknown option {flag}")),
@@ -343,9 +344,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let index = Index::create(dir.path(), settings)?;
     let mut writer = index.writer()?;
     writer.set_background_merges(false);
-    writer.set_ivf(IvfSettings {
-        min_docs: o.min_docs,
-    });
+    writer.set_graph(o.graph)?;
     let started = Instant::now();
     let per_commit = docs.len().div_ceil(o.segments).max(1);
     for chunk in docs.chunks(per_commit) {
@@ -354,30 +353,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         writer.commit()?;
     }
-    let lists = |index: &Index| -> Vec<String> {
+    let shape = |index: &Index| -> Vec<String> {
         index
             .segments()
             .iter()
-            .map(|s| match s.vector_lists {
-                Some(l) => format!("{} docs in {l} lists", s.doc_count),
-                None => format!("{} docs, no lists", s.doc_count),
+            .map(|s| match s.vector_graph {
+                true => format!("{} docs with a graph", s.doc_count),
+                false => format!("{} docs, no graph", s.doc_count),
             })
             .collect()
     };
     println!(
-        "indexed in {:.1} s ({} commits, lists built on {} threads): {}",
+        "indexed in {:.1} s ({} commits, graphs built on {} threads, dot product {}): {}",
         started.elapsed().as_secs_f64(),
         o.segments,
         std::thread::available_parallelism().map_or(1, |n| n.get()),
-        lists(&index).join("; ")
+        heddle::dot_kernel(),
+        shape(&index).join("; ")
     );
     if !o.keep_segments && index.segments().len() > 1 {
         let started = Instant::now();
         writer.merge(1)?;
         println!(
-            "merged into one in {:.1} s on one thread (rows copied, lists rebuilt): {}",
+            "merged into one in {:.1} s (rows copied, graph rebuilt): {}",
             started.elapsed().as_secs_f64(),
-            lists(&index).join("; ")
+            shape(&index).join("; ")
         );
     }
     drop(docs);
@@ -385,14 +385,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let searcher = index.searcher();
     let k = o.k;
     println!(
-        "{} queries, k {k}, one thread; {} timed searches a probe count, {} exact; ms a query",
+        "{} queries, k {k}, one thread; {} timed searches an effort, {} exact; ms a query",
         queries.len(),
         queries.len() * o.passes,
         queries.len() * o.exact_passes
     );
     println!(
         "{:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
-        "probes", "recall@10", "median", "p99", "lists/seg", "rows/query"
+        "ef", "recall@10", "median", "p99", "walked", "rows/query"
     );
     let (exact, times) = timed(&queries, o.exact_passes, |q| {
         searcher.search_vector_exact(q, k).expect("exact search")
@@ -406,31 +406,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "-",
         index.num_docs()
     );
-    for &probes in &o.probes {
-        let opts = VectorSearchOptions { k, probes };
-        let (mut rows, mut lists, mut segments) = (0u64, 0u64, 0u64);
+    for &effort in &o.efforts {
+        let opts = VectorSearchOptions { k, effort };
+        let (mut rows, mut walked) = (0u64, 0u64);
         let (found, times) = timed(&queries, o.passes, |q| {
             let (hits, stats) = searcher
                 .search_vector_with_stats(q, &opts)
                 .expect("approximate search");
-            rows += stats.rows_scored + stats.centroids_scored;
-            lists += stats.lists_probed;
-            segments += stats.segments_probed as u64;
+            rows += stats.rows_scored;
+            walked += stats.segments_walked as u64;
             hits
         });
-        let label = match probes {
-            Probes::Scaled(f) => format!("{f}√lists"),
-            Probes::Count(n) => n.to_string(),
-            Probes::All => "all".into(),
+        let label = match effort {
+            SearchEffort::Candidates(n) => n.to_string(),
+            SearchEffort::Exhaustive => "all".into(),
         };
+        let searches = ((1 + o.passes) * queries.len()) as f64;
         println!(
             "{:>10} {:>10.4} {:>10} {:>10} {:>10.1} {:>11.0}",
             label,
             recall(&exact, &found),
             ms(quantile(&times, 0.5)),
             ms(quantile(&times, 0.99)),
-            lists as f64 / segments.max(1) as f64,
-            rows as f64 / ((1 + o.passes) * queries.len()) as f64
+            walked as f64 / searches,
+            rows as f64 / searches
         );
     }
     Ok(())

@@ -127,46 +127,43 @@ pub fn vectors(bytes: &[u8]) {
     }
 }
 
-/// An IVF body, for the document count, dimension and list count its own header names
-/// (within what a manifest would allow): open and validate it, then read it as an
-/// approximate search does (every centroid scored against a query, every list's
-/// documents and rows walked and the rows scored).
-pub fn ivf(bytes: &[u8]) {
+/// A graph body, for the document count and dimension its own header names (within what
+/// a manifest would allow, and small enough to give every document a row here): open
+/// and validate it, then walk it as an approximate search does, over made-up rows, with
+/// every third document deleted.
+pub fn graph(bytes: &[u8]) {
     let word = |at: usize| {
         bytes
             .get(at..at + 4)
             .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
-    let (docs, dim, lists) = (word(0), word(4), word(8));
-    let manifest_allows = (1..=crate::MAX_VECTOR_DIM as u32).contains(&dim)
-        && (1..=crate::vectors::MAX_LISTS).contains(&lists)
-        && lists <= docs;
-    if !manifest_allows {
+    let (docs, dim) = (word(0), word(4));
+    if !(1..=64).contains(&dim) || !(1..=1 << 16).contains(&docs) {
         return;
     }
     let path = Path::new(PATH);
-    let Ok(shape) = crate::vectors::IvfShape::open(path, bytes, docs, dim, lists) else {
+    let Ok(header) = crate::vectors::GraphHeader::open(path, bytes, docs, dim) else {
         return;
     };
-    let Ok(ivf) = shape.validate(path, bytes) else {
+    let Ok(layout) = header.validate(path, bytes) else {
         return;
+    };
+    let layers = header.cut(bytes, &layout);
+    let values: Vec<f32> = (0..docs * dim).map(|i| ((i * 7919) % 101) as f32 - 50.0).collect();
+    let body = crate::vectors::encode_rows(dim, docs as usize, values.chunks(dim as usize));
+    let Ok(table) = crate::vectors::VectorTable::open(path, &body, docs, dim) else {
+        return;
+    };
+    let segment = crate::vectors::WalkedSegment {
+        rows: table.rows(&body),
+        path,
+        deleted: &|d| d % 3 == 0,
     };
     let query: Vec<f32> = (0..dim).map(|i| 1.0 / (1 + i) as f32).collect();
-    let mut best = f32::NEG_INFINITY;
-    for centroid in ivf.centroids() {
-        best = best.max(crate::vectors::dot(&query, centroid));
-    }
-    let mut seen = 0u64;
-    for l in 0..ivf.len() {
-        let Ok((ids, rows)) = ivf.list_rows(l) else {
-            return;
-        };
-        for (doc, row) in ids.zip(rows) {
-            seen += u64::from(doc);
-            best = best.max(crate::vectors::dot(&query, row));
-        }
-    }
-    std::hint::black_box((best, seen));
+    let mut visited = crate::vectors::Visited::default();
+    let mut stats = crate::VectorSearchStats::default();
+    let found = segment.walk(layers, &query, 10, &mut visited, &mut stats);
+    let _ = std::hint::black_box((found.map(|f| f.len()), stats));
 }
 
 /// A delete bitmap body (roaring serialization) with its footer.
@@ -183,6 +180,6 @@ pub fn all(bytes: &[u8]) {
     store(bytes);
     lengths(bytes);
     vectors(bytes);
-    ivf(bytes);
+    graph(bytes);
     deletes(bytes);
 }

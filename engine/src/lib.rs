@@ -50,5 +50,7 @@ pub use index::{
 pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
 pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};
 pub use vectors::{
-    IvfSettings, MAX_VECTOR_DIM, Probes, VectorProblem, VectorSearchOptions, VectorSearchStats,
+    DEFAULT_EF, DEFAULT_EF_CONSTRUCTION, DEFAULT_GRAPH_MIN_DOCS, DEFAULT_M, GraphSettings,
+    MAX_VECTOR_DIM, SearchEffort, VectorProblem, VectorSearchOptions, VectorSearchStats,
+    dot_kernel,
 };

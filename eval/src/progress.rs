@@ -117,7 +117,7 @@ impl CommitState {
 /// What a phase counts, if it counts anything.
 fn unit(phase: CommitPhase) -> Option<&'static str> {
     match phase {
-        CommitPhase::Analysis => Some("document"),
+        CommitPhase::Analysis | CommitPhase::Graph => Some("document"),
         CommitPhase::Reorder => Some("document-level"),
         CommitPhase::Encoding => Some("term"),
         CommitPhase::Write | CommitPhase::Fsync | CommitPhase::Publish => None,

@@ -147,7 +147,7 @@ fn the_vector_arm_ranks_every_document_by_inner_product_with_the_encoded_query()
     }
     assert_eq!(got[0].0, want[0].0, "{got:?}");
     assert_eq!(got[0].0, "d1", "the document sharing most words");
-    // The oracle path gives the same here: segments this small have no IVF lists.
+    // The oracle path gives the same here: segments this small have no graph.
     let exact = f.search(&[
         "--arm",
         "vector",
@@ -176,7 +176,7 @@ fn the_vector_arm_ranks_every_document_by_inner_product_with_the_encoded_query()
         .concat();
         ok(&args)
     };
-    assert!(said(&[]).contains("vector inner product (IVF, 6 × √lists probed)"));
+    assert!(said(&[]).contains("vector inner product (HNSW, ef 64)"));
     assert!(said(&["--vector-search", "exact"]).contains("vector inner product (exact)"));
 }
 
@@ -501,7 +501,7 @@ fn the_bench_runs_the_hybrid_arm_with_each_querys_encoding_inside_its_latency() 
     assert!(encode["max"].as_u64().unwrap() <= service_max + 1, "{rung}");
     assert_eq!(
         report["settings"]["ranking"],
-        format!("the hybrid arm (encoder {ENCODER}, ivf vector search)")
+        format!("the hybrid arm (encoder {ENCODER}, hnsw vector search, ef 64)")
     );
     // The text arm has no encoding to report.
     let text = ok(&[

@@ -1,5 +1,5 @@
-//! Fuzzes heddle's IVF (vector lists) decoder and validation: any bytes must give an
+//! Fuzzes heddle's vector graph (HNSW) decoder, validation and walk: any bytes must give an
 //! error or a value, never a panic.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| heddle::fuzzing::ivf(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| heddle::fuzzing::graph(data));

@@ -130,16 +130,13 @@ fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
             Err(e) => report.problems.push(e),
         }
     }
-    // The IVF file's header and length were checked at open; left: its structure
-    // (every document in exactly one list, offsets in order, finite centroids), and its
-    // copy of the rows, each the same bytes as the document's row in the vectors file.
-    if let Some(ivf) = reader.ivf() {
-        let originals = reader
-            .vectors()
-            .and_then(|v| v.rows().ok().map(|rows| (v.path(), rows)));
-        if let Err(e) = ivf.verify(originals) {
-            report.problems.push(e);
-        }
+    // The graph file's header was checked at open; left: every chunk and its structure
+    // (counts within bounds, every neighbour on its layer, layers nested, the entry on
+    // the top one).
+    if let Some(graph) = reader.graph()
+        && let Err(e) = graph.layers()
+    {
+        report.problems.push(e);
     }
 }
 

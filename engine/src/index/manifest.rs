@@ -154,22 +154,13 @@ impl Manifest {
                     s.name, s.vector_dim, self.vector_dim
                 ));
             }
-            // An IVF file needs vectors, a list per centroid, and a document per list at
-            // least; readers size nothing from it beyond what the file's length allows.
-            if let Some(lists) = s.vector_lists {
+            // A graph links vectors, and at least one document.
+            if s.vector_graph {
                 if s.vector_dim.is_none() {
-                    return Err(format!(
-                        "{at} {} has vector_lists {lists} and no vectors",
-                        s.name
-                    ));
+                    return Err(format!("{at} {} has a vector graph and no vectors", s.name));
                 }
-                if lists == 0 || lists > crate::vectors::MAX_LISTS || lists > s.doc_count {
-                    return Err(format!(
-                        "{at} {}: vector_lists {lists}: not 1 to its {} documents (at most {})",
-                        s.name,
-                        s.doc_count,
-                        crate::vectors::MAX_LISTS
-                    ));
+                if s.doc_count == 0 {
+                    return Err(format!("{at} {} has a vector graph and no documents", s.name));
                 }
             }
             // Snapshot totals sum every field over every segment.
@@ -241,7 +232,7 @@ mod tests {
                 terms: FieldCounts::default(),
                 deletes: None,
                 vector_dim: None,
-                vector_lists: None,
+                vector_graph: false,
             });
         }
         m.next_segment_id = 3;
@@ -356,33 +347,32 @@ mod tests {
     }
 
     #[test]
-    fn vector_lists_need_vectors_and_a_document_each() {
+    fn a_vector_graph_needs_vectors_and_documents() {
         let path = Path::new("MANIFEST");
         let mut m = two_segments();
         m.vector_dim = Some(8);
         for s in &mut m.segments {
             s.vector_dim = Some(8);
         }
-        m.segments[1].vector_lists = Some(3);
+        m.segments[1].vector_graph = true;
         let body = body_of(&m);
         assert_eq!(Manifest::parse(path, &body).unwrap(), m);
         let text = String::from_utf8_lossy(&body).into_owned();
-        assert_eq!(text.matches("\"vector_lists\":3").count(), 1, "{text}");
+        assert_eq!(text.matches("\"vector_graph\":true").count(), 1, "{text}");
+        assert!(!text.contains("\"vector_graph\":false"), "{text}");
 
-        for lists in [0, 4, crate::vectors::MAX_LISTS + 1] {
-            let mut bad = m.clone();
-            bad.segments[1].vector_lists = Some(lists);
-            let err = refusal(&bad);
-            assert!(
-                err.contains(&format!(
-                    "segments[1] seg-000002: vector_lists {lists}: not 1 to its 3"
-                )),
-                "{err}"
-            );
-        }
+        let mut empty = m.clone();
+        empty.segments[1].doc_count = 0;
+        empty.segments[1].tokens = Default::default();
+        empty.segments[1].terms = Default::default();
+        assert!(
+            refusal(&empty).contains("seg-000002 has a vector graph and no documents"),
+            "{}",
+            refusal(&empty)
+        );
         let mut without_vectors = two_segments();
-        without_vectors.segments[0].vector_lists = Some(1);
-        assert!(refusal(&without_vectors).contains("has vector_lists 1 and no vectors"));
+        without_vectors.segments[0].vector_graph = true;
+        assert!(refusal(&without_vectors).contains("has a vector graph and no vectors"));
     }
 
     /// Manifests written before vectors existed have no `vector_dim` anywhere; one

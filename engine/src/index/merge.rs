@@ -14,7 +14,7 @@ use super::snapshot::LiveSegment;
 use super::{Failpoint, Shared, Snapshot};
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
-use crate::segment::merger::{MergeSource, PURGED, merge_segments};
+use crate::segment::merger::{MergeSettings, MergeSource, PURGED, merge_segments};
 use crate::segment::{DeletesMeta, SegmentReader, segment_name};
 
 /// What a merge did.
@@ -40,7 +40,7 @@ pub(crate) fn run_merge(
     choose: impl FnOnce(&[u64]) -> Option<Range<usize>>,
 ) -> Result<Option<MergeStats>> {
     let started = Instant::now();
-    let (snapshot, range, name, fields, ivf) = {
+    let (snapshot, range, name, fields, graph, progress) = {
         let mut st = state.lock();
         st.ensure_healthy()?;
         if st.merging {
@@ -58,11 +58,14 @@ pub(crate) fn run_merge(
         };
         let name = segment_name(st.allocate_segment_id());
         st.merging = true;
-        (snapshot, range, name, st.manifest.fields.clone(), st.ivf)
+        let fields = st.manifest.fields.clone();
+        (snapshot, range, name, fields, st.graph, st.progress.clone())
     };
-    let result = merge_and_publish(
-        shared, state, snapshot, range, &name, &fields, &ivf, started,
-    );
+    let settings = MergeSettings {
+        graph,
+        progress: progress.as_ref(),
+    };
+    let result = merge_and_publish(shared, state, snapshot, range, &name, &fields, &settings, started);
     state.lock().merging = false;
     result.map(Some)
 }
@@ -75,7 +78,7 @@ fn merge_and_publish(
     range: Range<usize>,
     name: &str,
     fields: &[crate::Field],
-    ivf: &crate::vectors::IvfSettings,
+    settings: &MergeSettings<'_>,
     started: Instant,
 ) -> Result<MergeStats> {
     let run: Vec<LiveSegment> = snapshot.segments()[range.clone()].to_vec();
@@ -90,7 +93,7 @@ fn merge_and_publish(
     // lock, which a commit waits on: the name is this merge's alone, and a failed merge
     // removes what it wrote.
     let dir = shared.dir.as_path();
-    let merged = merge_segments(dir, name, &sources, fields, ivf)?;
+    let merged = merge_segments(dir, name, &sources, fields, settings)?;
     let build = merged.elapsed;
     drop(sources);
     drop(snapshot);

@@ -13,7 +13,8 @@ use super::{Failpoint, Manifest, Shared, Snapshot};
 use crate::directory::fsync_dir;
 use crate::error::{Error, Result};
 use crate::segment::SegmentComponent;
-use crate::vectors::IvfSettings;
+use crate::segment::CommitProgress;
+use crate::vectors::GraphSettings;
 
 /// What the writer and its merges share, behind one mutex.
 pub(crate) struct WriterState {
@@ -31,8 +32,11 @@ pub(crate) struct WriterState {
     pub merging: bool,
     /// The error of the last background merge, reported by `wait_for_merges`.
     pub merge_error: Option<Error>,
-    /// Which segments the writer's builds and merges give an IVF file.
-    pub ivf: IvfSettings,
+    /// Which segments the writer's builds and merges give a vector graph.
+    pub graph: GraphSettings,
+    /// The commit observer, told of a merge's graph building too (merges run on other
+    /// threads, outside any commit).
+    pub progress: Option<CommitProgress>,
 }
 
 impl WriterState {
@@ -45,7 +49,8 @@ impl WriterState {
             obsolete: Vec::new(),
             merging: false,
             merge_error: None,
-            ivf: IvfSettings::default(),
+            graph: GraphSettings::default(),
+            progress: None,
         }
     }
 

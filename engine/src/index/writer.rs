@@ -28,7 +28,7 @@ use crate::segment::{
     BuiltSegment, CommitPhase, CommitProgress, DeletesMeta, PhaseReport, Reorder, ReorderProgress,
     SegmentMeta, SegmentReader, build_segment, segment_name,
 };
-use crate::vectors::IvfSettings;
+use crate::vectors::GraphSettings;
 
 /// The default of [`IndexWriter::set_max_document_bytes`]: 64 MiB, far above any
 /// abstract or article, low enough that one line cannot exhaust memory on its own.
@@ -230,6 +230,7 @@ impl IndexWriter {
     /// (see [`CommitProgress`]), so that a caller can show a long commit is alive. `None`
     /// (the default) stops the reports; either way the commit does the same work.
     pub fn set_commit_progress(&mut self, observer: Option<CommitProgress>) {
+        self.state.lock().progress = observer.clone();
         self.commit_progress = observer;
     }
 
@@ -259,13 +260,17 @@ impl IndexWriter {
         self.background_merges = enabled;
     }
 
-    /// Which of the segments this writer builds and merges get an IVF file for
-    /// approximate vector search (default [`IvfSettings::default`]: segments of at least
-    /// [`crate::vectors::DEFAULT_IVF_MIN_DOCS`] documents, in an index with vectors). Not
-    /// stored in the index: each segment records whether it has one. A merge that has
-    /// already started keeps the settings it started with.
-    pub fn set_ivf(&mut self, settings: IvfSettings) {
-        self.state.lock().ivf = settings;
+    /// Which of the segments this writer builds and merges get a graph for approximate
+    /// vector search, and how it is built (default [`GraphSettings::default`]: segments
+    /// of at least [`crate::vectors::DEFAULT_GRAPH_MIN_DOCS`] documents, in an index with
+    /// vectors). Not stored in the index: each segment records whether it has one. A
+    /// merge that has already started keeps the settings it started with. Settings no
+    /// graph can be built with (`m` outside 2 to [`crate::vectors::MAX_M`],
+    /// `ef_construction` 0) are refused.
+    pub fn set_graph(&mut self, settings: GraphSettings) -> Result<()> {
+        settings.check()?;
+        self.state.lock().graph = settings;
+        Ok(())
     }
 
     /// Bounds the memory the writer holds for documents not yet written (default: no
@@ -683,7 +688,7 @@ impl IndexWriter {
             return None;
         }
         let analyzer = self.build_analyzer();
-        let (name, fields, vector_dim, ivf) = {
+        let (name, fields, vector_dim, graph) = {
             let mut st = self.state.lock();
             let manifest = match &self.reset {
                 Some(r) => &r.manifest,
@@ -694,7 +699,7 @@ impl IndexWriter {
                 segment_name(st.allocate_segment_id()),
                 fields,
                 vector_dim,
-                st.ivf,
+                st.graph,
             )
         };
         let built = build_segment(
@@ -702,7 +707,7 @@ impl IndexWriter {
             &self.buffer,
             &fields,
             vector_dim,
-            &ivf,
+            &graph,
             &analyzer,
             &self.pool,
             &self.reorder,

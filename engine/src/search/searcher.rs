@@ -141,12 +141,12 @@ impl Searcher {
 
     /// The approximate top `opts.k` live documents by inner product with `query`, ranked
     /// and scored as [`Searcher::search_vector_exact`] ranks and scores them, from fewer
-    /// rows: in each segment with an IVF file (see [`crate::vectors::IvfSettings`]) only
-    /// the rows of the lists whose centroids are nearest the query (as many as
-    /// `opts.probes` says), and of further lists until the segment gave `k` live
-    /// candidates; other segments are scanned exactly. Every hit is a live document
-    /// with its exact score; a document of the exact top k may be missing (recall below
-    /// 1). Probing every list ([`crate::Probes::All`]) gives exactly the exact answer.
+    /// rows: in each segment with a graph (see [`crate::GraphSettings`]) a walk from its
+    /// entry point towards the query that keeps the best `ef` live documents it meets
+    /// (`opts.effort`), followed by an exact scan of the segment if the walk found fewer
+    /// than `k`; other segments are scanned exactly. Every hit is a live document with
+    /// its exact score; a document of the exact top k may be missing (recall below 1).
+    /// [`crate::SearchEffort::Exhaustive`] gives exactly the exact answer.
     pub fn search_vector(&self, query: &[f32], opts: &VectorSearchOptions) -> Result<Vec<Hit>> {
         Ok(self.search_vector_with_stats(query, opts)?.0)
     }
@@ -161,8 +161,8 @@ impl Searcher {
         Ok(ranked(self.approximate(query, opts)?.0))
     }
 
-    /// [`Searcher::search_vector`], with what it did: segments probed and scanned,
-    /// lists probed, rows scored.
+    /// [`Searcher::search_vector`], with what it did: segments walked and scanned, rows
+    /// scored.
     pub fn search_vector_with_stats(
         &self,
         query: &[f32],
@@ -179,7 +179,7 @@ impl Searcher {
         opts: &VectorSearchOptions,
     ) -> Result<(super::topk::TopK, VectorSearchStats)> {
         crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
-        crate::vectors::approximate_top_k(&self.snapshot, query, self.clamp(opts.k), opts.probes)
+        crate::vectors::approximate_top_k(&self.snapshot, query, self.clamp(opts.k), opts.effort)
     }
 
     /// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with

@@ -19,7 +19,7 @@ use crate::field::{Field, FieldCounts};
 use crate::postings::PostingsWriter;
 use crate::store::StoreWriter;
 use crate::termdict::{TermDictWriter, TermInfo};
-use crate::vectors::IvfSettings;
+use crate::vectors::GraphSettings;
 
 /// A segment ready to be written: each component's complete file bytes (footer included).
 pub(crate) struct BuiltSegment {
@@ -292,7 +292,7 @@ fn renumber(docs: &mut [u32], tfs: &mut [u32], new_id: &[u32], pairs: &mut Vec<u
 
 /// Builds segment `name` from `docs`, indexing `fields` (which must start with `Flat`)
 /// and, with a `vector_dim`, each document's vector (which the writer checked) and, if
-/// `ivf` asks for one at this size, the vectors' IVF file, using
+/// `graph` asks for one at this size, the vectors' graph, using
 /// the threads of `pool`, its documents in the order `reorder` chooses, telling
 /// `observer` each phase's progress.
 #[allow(clippy::too_many_arguments)]
@@ -301,7 +301,7 @@ pub(crate) fn build_segment(
     docs: &[Document],
     fields: &[Field],
     vector_dim: Option<u32>,
-    ivf: &IvfSettings,
+    graph: &GraphSettings,
     analyzer: &Analyzer,
     pool: &rayon::ThreadPool,
     reorder: &Reorder,
@@ -415,35 +415,39 @@ pub(crate) fn build_segment(
     }
     files.push((SegmentComponent::Lengths, footer::sealed(lengths.body())));
     files.push((SegmentComponent::Store, footer::sealed(store.into_body())));
-    let (mut vector_lists, mut clustering_bytes) = (None, 0);
+    report.finish();
+    let (mut vector_graph, mut graph_bytes) = (false, 0);
     if let Some(dim) = vector_dim {
         let rows = (0..docs.len()).map(|i| {
             let doc = &docs[order.as_ref().map_or(i, |o| o[i] as usize)];
             doc.vector.as_deref().unwrap_or_default() // checked: never empty
         });
         let body = crate::vectors::encode_rows(dim, docs.len(), rows);
-        // Clustered from the encoded rows, in the segment's doc order.
-        let ivf_file = ivf.lists(docs.len() as u32).map(|lists| {
-            let (ivf_body, heap) =
-                pool.install(|| crate::vectors::ivf_body(&body, docs.len() as u32, dim, lists));
-            (vector_lists, clustering_bytes) = (Some(lists), heap);
-            footer::sealed(ivf_body)
+        // Linked from the encoded rows, in the segment's doc order.
+        let graph_file = graph.wants(docs.len() as u32).then(|| {
+            let report = PhaseReport::start(observer, CommitPhase::Graph, docs.len() as u64);
+            let progress = |done: u64, _total: u64| report.set(done);
+            let (graph_body, heap) = pool.install(|| {
+                crate::vectors::graph_body(&body, docs.len() as u32, dim, graph, &progress)
+            });
+            report.finish();
+            (vector_graph, graph_bytes) = (true, heap);
+            footer::sealed(graph_body)
         });
         files.push((SegmentComponent::Vectors, footer::sealed(body)));
-        if let Some(bytes) = ivf_file {
-            files.push((SegmentComponent::VectorLists, bytes));
+        if let Some(bytes) = graph_file {
+            files.push((SegmentComponent::VectorGraph, bytes));
         }
     }
-    report.finish();
     // The term lists are consumed as the files are encoded, so inversion and output
-    // never both peak; summing them overstates a little, never understates. The IVF
-    // file's clustering (centroids, sample, a list number per document) is held beside
-    // the encoded files, and counted with them.
+    // never both peak; summing them overstates a little, never understates. The graph's
+    // links under construction are held beside the encoded files, and counted with
+    // them.
     let output_bytes: usize = files
         .iter()
         .map(|(_, bytes)| bytes.capacity())
         .sum::<usize>()
-        + clustering_bytes;
+        + graph_bytes;
     let order_bytes =
         (order.as_ref().map_or(0, Vec::capacity) + new_id.as_ref().map_or(0, Vec::capacity)) * 4;
     let length_bytes = (title_lens.capacity() + text_lens.capacity()) * 4;
@@ -457,7 +461,7 @@ pub(crate) fn build_segment(
             terms,
             deletes: None,
             vector_dim,
-            vector_lists,
+            vector_graph,
         },
         files,
         analysis,
@@ -471,7 +475,7 @@ mod tests {
     use super::*;
     use crate::analysis::AnalyzerConfig;
 
-    fn build(docs: &[Document], ivf: IvfSettings) -> BuiltSegment {
+    fn build(docs: &[Document], graph: GraphSettings) -> BuiltSegment {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
@@ -481,7 +485,7 @@ mod tests {
             docs,
             &[Field::Flat],
             Some(512),
-            &ivf,
+            &graph,
             &Analyzer::new(AnalyzerConfig::plain()),
             &pool,
             &Reorder::None,
@@ -490,10 +494,10 @@ mod tests {
         )
     }
 
-    /// The IVF file and the clustering that made it (centroids, their f64 sums) count in
-    /// the build's heap, which the writer's memory budget leaves room for.
+    /// The graph file and the links under construction that made it count in the
+    /// build's heap, which the writer's memory budget leaves room for.
     #[test]
-    fn an_ivf_file_and_its_clustering_count_in_the_build_heap() {
+    fn a_graph_file_and_its_links_count_in_the_build_heap() {
         let docs: Vec<Document> = (0..400)
             .map(|i| {
                 let v = (0..512)
@@ -502,20 +506,22 @@ mod tests {
                 Document::new(format!("d{i}"), "", "a b").with_vector(v)
             })
             .collect();
-        let without = build(&docs, IvfSettings { min_docs: 401 });
-        let with = build(&docs, IvfSettings { min_docs: 400 });
-        assert_eq!(without.meta.vector_lists, None);
-        assert_eq!(with.meta.vector_lists, Some(20));
-        let ivf_file = with
+        let settings = GraphSettings::default();
+        let without = build(&docs, GraphSettings { min_docs: 401, ..settings });
+        let with = build(&docs, GraphSettings { min_docs: 400, ..settings });
+        assert!(!without.meta.vector_graph);
+        assert!(with.meta.vector_graph);
+        let graph_file = with
             .files
             .iter()
-            .find(|(c, _)| *c == SegmentComponent::VectorLists)
+            .find(|(c, _)| *c == SegmentComponent::VectorGraph)
             .map(|(_, bytes)| bytes.len())
             .unwrap();
-        let centroids = 20 * 512 * (4 + 8);
+        // At least a lock and a list of 2m + 1 slots a document on layer 0.
+        let links = 400 * 4 * (2 * settings.m as usize + 1);
         assert!(
-            with.heap_bytes >= without.heap_bytes + ivf_file + centroids,
-            "with {} without {} file {ivf_file} centroids {centroids}",
+            with.heap_bytes >= without.heap_bytes + graph_file + links,
+            "with {} without {} file {graph_file} links {links}",
             with.heap_bytes,
             without.heap_bytes
         );

@@ -21,7 +21,8 @@ use crate::postings::PostingsWriter;
 use crate::segment::lengths::{DocLengths, LengthTable};
 use crate::store::StoreWriter;
 use crate::termdict::{TermDictWriter, TermInfo, TermWalker};
-use crate::vectors::IvfSettings;
+use crate::segment::{CommitPhase, CommitProgress};
+use crate::vectors::GraphSettings;
 
 /// A source segment with the deletes to purge.
 pub(crate) struct MergeSource<'a> {
@@ -57,14 +58,22 @@ impl Drop for Created {
     }
 }
 
+/// How a merge builds the merged segment's graph.
+pub(crate) struct MergeSettings<'a> {
+    /// Whether the merged vectors get a graph at their size, and how it is built.
+    pub graph: GraphSettings,
+    /// Told of the graph's building as [`CommitPhase::Graph`] (documents linked).
+    pub progress: Option<&'a CommitProgress>,
+}
+
 /// Merges `sources` into segment `name`, writing its files into `dir`; its vectors get
-/// an IVF file if `ivf` asks for one at its size.
+/// a graph if `settings` asks for one at its size.
 pub(crate) fn merge_segments(
     dir: &Path,
     name: &str,
     sources: &[MergeSource<'_>],
     fields: &[Field],
-    ivf: &IvfSettings,
+    settings: &MergeSettings<'_>,
 ) -> Result<Merged> {
     let started = Instant::now();
     // Sources of different vector dimensions are refused before any file is written.
@@ -157,7 +166,7 @@ pub(crate) fn merge_segments(
     created.0.push(lengths_path.clone());
     write_sealed(&lengths_path, &lengths.body())?;
 
-    let mut vector_lists = None;
+    let mut vector_graph = false;
     if let Some(dim) = vector_dim {
         let vectors_path = path_of(SegmentComponent::Vectors);
         created.0.push(vectors_path.clone());
@@ -165,14 +174,28 @@ pub(crate) fn merge_segments(
         crate::vectors::write_merged_vectors(sources, &doc_maps, dim, &mut vectors)?;
         vectors.finish()?;
         // Rebuilt from the merged rows, read back from the file just written: the
-        // sources' lists were clustered on other rows.
-        if let Some(lists) = ivf.lists(next) {
-            let ivf_path = path_of(SegmentComponent::VectorLists);
-            created.0.push(ivf_path.clone());
-            let mut out = SealedFileWriter::create(&ivf_path)?;
-            crate::vectors::write_merged_ivf(&vectors_path, next, dim, lists, &mut out)?;
+        // sources' graphs link other documents under other ids.
+        if settings.graph.wants(next) {
+            let graph_path = path_of(SegmentComponent::VectorGraph);
+            created.0.push(graph_path.clone());
+            let mut out = SealedFileWriter::create(&graph_path)?;
+            let observer = settings.progress;
+            let progress = |done: u64, total: u64| {
+                if let Some(o) = observer {
+                    o(CommitPhase::Graph, done, total);
+                }
+            };
+            progress(0, u64::from(next));
+            crate::vectors::write_merged_graph(
+                &vectors_path,
+                next,
+                dim,
+                &settings.graph,
+                &mut out,
+                &progress,
+            )?;
             out.finish()?;
-            vector_lists = Some(lists);
+            vector_graph = true;
         }
     }
 
@@ -186,7 +209,7 @@ pub(crate) fn merge_segments(
             terms,
             deletes: None,
             vector_dim,
-            vector_lists,
+            vector_graph,
         },
         files,
         doc_maps,

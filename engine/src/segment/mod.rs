@@ -43,9 +43,9 @@ pub enum SegmentComponent {
     Store,
     /// One dense vector per document (indexes created with a vector dimension).
     Vectors,
-    /// The vectors' inverted-file index: centroids and lists (segments the manifest
-    /// gives `vector_lists`).
-    VectorLists,
+    /// The vectors' graph: each document's nearest neighbours on a stack of layers
+    /// (segments the manifest gives `vector_graph`).
+    VectorGraph,
 }
 
 impl SegmentComponent {
@@ -58,7 +58,7 @@ impl SegmentComponent {
             SegmentComponent::Lengths => "lens".to_string(),
             SegmentComponent::Store => "store".to_string(),
             SegmentComponent::Vectors => "vec".to_string(),
-            SegmentComponent::VectorLists => "ivf".to_string(),
+            SegmentComponent::VectorGraph => "hnsw".to_string(),
         }
     }
 
@@ -67,8 +67,8 @@ impl SegmentComponent {
     }
 
     /// Every file of a segment with these indexed fields, with vectors or not, and with
-    /// vector lists (an IVF file) or not.
-    pub fn all(fields: &[Field], vectors: bool, lists: bool) -> Vec<SegmentComponent> {
+    /// a vector graph or not.
+    pub fn all(fields: &[Field], vectors: bool, graph: bool) -> Vec<SegmentComponent> {
         let mut all = Vec::with_capacity(2 * fields.len() + 4);
         for &f in fields {
             all.push(SegmentComponent::Terms(f));
@@ -79,8 +79,8 @@ impl SegmentComponent {
         if vectors {
             all.push(SegmentComponent::Vectors);
         }
-        if lists {
-            all.push(SegmentComponent::VectorLists);
+        if graph {
+            all.push(SegmentComponent::VectorGraph);
         }
         all
     }
@@ -106,11 +106,10 @@ pub struct SegmentMeta {
     /// when the manifest is read); `None` (and absent from the JSON) without vectors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_dim: Option<u32>,
-    /// The lists of the segment's IVF file (`seg-N.ivf`), which it has exactly when this
-    /// is given (only with a `vector_dim`; 1 to the doc count and to
-    /// [`crate::vectors::MAX_LISTS`]); `None` (and absent from the JSON) without one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vector_lists: Option<u32>,
+    /// Whether the segment has a graph file (`seg-N.hnsw`; only with a `vector_dim`);
+    /// `false` (and absent from the JSON) without one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub vector_graph: bool,
 }
 
 /// A segment's current delete file.
@@ -137,7 +136,7 @@ impl SegmentMeta {
         SegmentComponent::all(
             &self.fields,
             self.vector_dim.is_some(),
-            self.vector_lists.is_some(),
+            self.vector_graph,
         )
     }
 
@@ -172,7 +171,7 @@ mod tests {
                 count: 100,
             }),
             vector_dim: None,
-            vector_lists: None,
+            vector_graph: false,
         };
         assert_eq!(meta.live_docs(), 0);
     }

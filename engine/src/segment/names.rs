@@ -116,10 +116,10 @@ mod tests {
             })
         );
         assert_eq!(
-            classify("seg-000003.ivf"),
+            classify("seg-000003.hnsw"),
             Some(HeddleFile::Component {
                 segment: "seg-000003",
-                component: SegmentComponent::VectorLists
+                component: SegmentComponent::VectorGraph
             })
         );
         assert_eq!(classify("MANIFEST.tmp"), Some(HeddleFile::ManifestTmp));

@@ -30,6 +30,9 @@ pub enum CommitPhase {
     /// Merging the terms and encoding postings, dictionary and store; counted in terms
     /// (each build thread's, before they are merged).
     Encoding,
+    /// Linking the new segment's vectors into its graph (only for a segment that gets
+    /// one); counted in documents.
+    Graph,
     /// Writing the segment and delete files; one step.
     Write,
     /// fsync of the new files and the directory; one step.
@@ -41,10 +44,11 @@ pub enum CommitPhase {
 
 impl CommitPhase {
     /// Every phase, in commit order.
-    pub const ALL: [CommitPhase; 6] = [
+    pub const ALL: [CommitPhase; 7] = [
         CommitPhase::Analysis,
         CommitPhase::Reorder,
         CommitPhase::Encoding,
+        CommitPhase::Graph,
         CommitPhase::Write,
         CommitPhase::Fsync,
         CommitPhase::Publish,
@@ -57,6 +61,7 @@ impl CommitPhase {
             CommitPhase::Reorder => "reorder",
             CommitPhase::Encoding => "encoding",
             CommitPhase::Write => "write",
+            CommitPhase::Graph => "graph",
             CommitPhase::Fsync => "fsync",
             CommitPhase::Publish => "publish",
         }
@@ -97,6 +102,14 @@ impl<'a> PhaseReport<'a> {
     pub(crate) fn add(&self, n: u64) {
         if let Some(o) = self.observer {
             let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
+            o(self.phase, done.min(self.total), self.total);
+        }
+    }
+
+    /// `done` units done in all (from any thread; the largest reported wins).
+    pub(crate) fn set(&self, done: u64) {
+        if let Some(o) = self.observer {
+            let done = self.done.fetch_max(done, Ordering::Relaxed).max(done);
             o(self.phase, done.min(self.total), self.total);
         }
     }

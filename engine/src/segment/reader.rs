@@ -33,7 +33,7 @@ use crate::field::Field;
 use crate::postings::{PostingsList, verify};
 use crate::store::{StoreReader, StoredDoc};
 use crate::termdict::{TermDict, TermInfo, TermWalker};
-use crate::vectors::{IvfFile, VectorsFile};
+use crate::vectors::{GraphFile, VectorsFile};
 
 fn open_file(dir: &Path, segment: &str, component: SegmentComponent) -> Result<CheckedFile> {
     CheckedFile::open(&dir.join(component.file_name(segment)))
@@ -58,7 +58,7 @@ pub(crate) struct SegmentReader {
     /// `Some` exactly when the manifest gives the segment a vector dimension.
     vectors: Option<VectorsFile>,
     /// `Some` exactly when the manifest gives the segment vector lists.
-    ivf: Option<IvfFile>,
+    graph: Option<GraphFile>,
 }
 
 impl SegmentReader {
@@ -118,14 +118,13 @@ impl SegmentReader {
             )?),
             None => None,
         };
-        let ivf = match (meta.vector_dim, meta.vector_lists) {
-            (Some(dim), Some(lists)) => Some(IvfFile::open(
-                &dir.join(SegmentComponent::VectorLists.file_name(&meta.name)),
+        let graph = match (meta.vector_dim, meta.vector_graph) {
+            (Some(dim), true) => Some(GraphFile::open(
+                &dir.join(SegmentComponent::VectorGraph.file_name(&meta.name)),
                 meta.doc_count,
                 dim,
-                lists,
             )?),
-            // The manifest gives lists only with vectors (checked when it is read).
+            // The manifest gives a graph only with vectors (checked when it is read).
             _ => None,
         };
         Ok(SegmentReader {
@@ -136,7 +135,7 @@ impl SegmentReader {
             store_file,
             store,
             vectors,
-            ivf,
+            graph,
         })
     }
 
@@ -277,9 +276,9 @@ impl SegmentReader {
         self.vectors.as_ref()
     }
 
-    /// The segment's IVF file; `None` if it has none (no vectors, or a small segment).
-    pub(crate) fn ivf(&self) -> Option<&IvfFile> {
-        self.ivf.as_ref()
+    /// The segment's vector graph; `None` if it has none (no vectors, or a small segment).
+    pub(crate) fn graph(&self) -> Option<&GraphFile> {
+        self.graph.as_ref()
     }
 
     /// Stored document `doc` (verifies and decompresses its block: for the final hits).

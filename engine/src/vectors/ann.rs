@@ -1,72 +1,54 @@
-//! Approximate maximum-inner-product search: in each segment with an IVF file, the
-//! centroids are ranked by their inner product with the query and only the rows of the
-//! best few lists ([`Probes`]) are scored, each list's rows read front to back from the
-//! IVF file's copy of them; segments without one (small ones) are scanned exactly.
-//! Scores and ties are exact search's: the same kernel on the same row bytes, the same
-//! top-k heap, so probing every list gives exactly the exact answer.
+//! Approximate maximum-inner-product search: in each segment with a graph file, a walk
+//! from the graph's entry point down its layers towards the query, keeping the best
+//! `ef` live documents it meets on layer 0 ([`SearchEffort`]); segments without one
+//! (small ones) are scanned exactly. Every score is the dot product of the query with
+//! the document's row in the vectors file, by the same kernel as exact search's, and the
+//! hits go through the same top-k heap and tie-break, so a document found has exactly
+//! its exact score, and [`SearchEffort::Exhaustive`] gives exactly the exact answer.
 //!
-//! A segment gives at least `k` live candidates (or all it has): when the lists probed
-//! hold fewer (small lists, or many deleted documents), the next lists in centroid
-//! order are probed until they do, so a search returns as many hits as an exact one.
+//! A segment gives at least `k` live hits (or all it has): deleted documents are walked
+//! through but never kept, and a walk that ends with fewer (a graph cut in two by its
+//! pruning, or a segment mostly deleted) is followed by an exact scan of that segment,
+//! so a search returns as many hits as an exact one.
 
+use std::collections::BinaryHeap;
 use std::path::Path;
 
-use super::dot::dot;
 use super::exact::{check_query_dim, overflowed, scan};
-use super::ivf::IvfLists;
+use super::file::Rows;
+use super::graph::GraphLayers;
+use super::hnsw::{Scored, sane};
+use super::visited::{Visited, with_visited};
 use crate::error::{Error, Result};
-use crate::index::{LiveSegment, Snapshot};
+use crate::index::Snapshot;
 use crate::search::topk::TopK;
 
-/// The default [`Probes::Scaled`] factor: 6 × √lists lists a segment (51 of SciFact's
-/// 72, 123 of 171k documents' 414). Chosen by 2-fold cross-validation on the synthetic
-/// corpus's 1,000 class queries (the smallest whole factor reaching recall@10 0.95 on
-/// either half was 6, and gave 0.959 and 0.965 on the other), where short made-up-word
-/// queries fall between many lists; SciFact's natural-language queries need less
-/// (docs/DECISIONS.md, "Approximate vector search").
-pub const DEFAULT_PROBE_SCALE: f32 = 6.0;
+/// The default [`SearchEffort::Candidates`]: the live documents a walk keeps on layer 0
+/// of each segment's graph (docs/DECISIONS.md, "Approximate vector search": the smallest
+/// that held recall@10 ≥ 0.95 on every vector set measured).
+pub const DEFAULT_EF: usize = 64;
 
-/// How many lists an approximate search probes in each segment that has an IVF file.
-/// More lists find more of the exact top k and score more rows.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Probes {
-    /// `⌈factor × √lists⌉` lists of a segment of `lists` lists (at least 1). The lists a
-    /// recall needs grow with the segment, about as the square root of its lists on
-    /// real embeddings, so one factor keeps recall as segments grow where one count
-    /// would not. Positive and finite.
-    Scaled(f32),
-    /// This many lists in each segment (all of them if it has fewer). At least 1.
-    Count(usize),
-    /// Every list: the exact answer, from the lists.
-    All,
+/// How hard an approximate search looks in each segment that has a graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchEffort {
+    /// Keep this many candidates on layer 0 (HNSW's `ef`; at least `k` are kept
+    /// whatever this says). More find more of the exact top k and score more rows.
+    Candidates(usize),
+    /// Score every row of every segment: the exact answer (the oracle setting).
+    Exhaustive,
 }
 
-impl Default for Probes {
+impl Default for SearchEffort {
     fn default() -> Self {
-        Probes::Scaled(DEFAULT_PROBE_SCALE)
+        SearchEffort::Candidates(DEFAULT_EF)
     }
 }
 
-impl Probes {
-    /// Lists to probe in a segment of `lists` lists (1 to `lists`, for `lists` ≥ 1).
-    pub fn for_lists(self, lists: usize) -> usize {
-        let wanted = match self {
-            Probes::Scaled(factor) => (f64::from(factor) * (lists as f64).sqrt()).ceil() as usize,
-            Probes::Count(count) => count,
-            Probes::All => lists,
-        };
-        wanted.clamp(1, lists.max(1))
-    }
-
+impl SearchEffort {
     fn check(self) -> Result<()> {
         match self {
-            Probes::Scaled(factor) if !(factor.is_finite() && factor > 0.0) => {
-                Err(Error::InvalidArgument(format!(
-                    "probes scaled by {factor}: the factor must be a positive number"
-                )))
-            }
-            Probes::Count(0) => Err(Error::InvalidArgument(
-                "a vector search probes at least one list".into(),
+            SearchEffort::Candidates(0) => Err(Error::InvalidArgument(
+                "a vector search keeps at least one candidate (ef 0)".into(),
             )),
             _ => Ok(()),
         }
@@ -74,13 +56,13 @@ impl Probes {
 }
 
 /// How to run one approximate vector search ([`crate::Searcher::search_vector`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VectorSearchOptions {
     /// Hits to return; at most the live documents are (as for BM25). Default 10.
     pub k: usize,
-    /// Lists probed in each segment that has an IVF file (default
-    /// [`Probes::Scaled`]`(`[`DEFAULT_PROBE_SCALE`]`)`).
-    pub probes: Probes,
+    /// How hard to look in each segment that has a graph (default
+    /// [`SearchEffort::Candidates`]`(`[`DEFAULT_EF`]`)`).
+    pub effort: SearchEffort,
 }
 
 impl Default for VectorSearchOptions {
@@ -90,11 +72,11 @@ impl Default for VectorSearchOptions {
 }
 
 impl VectorSearchOptions {
-    /// The top `k` with the default probes.
+    /// The top `k` with the default effort.
     pub fn top(k: usize) -> Self {
         VectorSearchOptions {
             k,
-            probes: Probes::default(),
+            effort: SearchEffort::default(),
         }
     }
 }
@@ -102,27 +84,24 @@ impl VectorSearchOptions {
 /// What one approximate search did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VectorSearchStats {
-    /// Segments searched through their IVF file.
-    pub segments_probed: usize,
-    /// Segments scanned exactly (no IVF file).
+    /// Segments searched through their graph.
+    pub segments_walked: usize,
+    /// Segments scanned exactly (no graph, the exhaustive effort, or a walk that found
+    /// fewer live documents than asked).
     pub segments_scanned: usize,
-    /// Lists probed, over all segments.
-    pub lists_probed: u64,
-    /// Centroids scored, over all segments.
-    pub centroids_scored: u64,
     /// Document rows scored (deleted ones included), over all segments.
     pub rows_scored: u64,
 }
 
 /// The approximate top `k` of `snapshot` for `query` (checked against the index's
-/// dimension), probing as `probes` says in each segment.
+/// dimension), with `effort` in each segment.
 pub(crate) fn top_k(
     snapshot: &Snapshot,
     query: &[f32],
     k: usize,
-    probes: Probes,
+    effort: SearchEffort,
 ) -> Result<(TopK, VectorSearchStats)> {
-    probes.check()?;
+    effort.check()?;
     let mut top = TopK::new(k);
     let mut stats = VectorSearchStats::default();
     for (s, live) in snapshot.segments().iter().enumerate() {
@@ -131,109 +110,141 @@ pub(crate) fn top_k(
             Error::InvalidArgument(format!("segment {} holds no vectors", meta.name))
         })?;
         let live_docs = meta.live_docs() as usize;
-        if live_docs == 0 {
+        if live_docs == 0 || k == 0 {
             continue;
         }
         let base = snapshot.doc_base(s);
-        match live.reader.ivf() {
-            Some(ivf) => {
-                let segment = Segment {
-                    path: ivf.path(),
-                    live,
-                    base,
-                };
-                let (lists, want) = (ivf.lists()?, k.min(live_docs));
-                let probes = probes.for_lists(lists.len());
-                segment.probe(lists, query, want, probes, &mut top, &mut stats)?;
-                stats.segments_probed += 1;
-            }
-            None => {
-                let rows = vectors.rows()?;
-                let deleted = |doc| live.is_deleted(doc);
-                scan(rows, query, base, deleted, &mut top, vectors.path())?;
-                stats.segments_scanned += 1;
-                stats.rows_scored += rows.len() as u64;
+        let rows = vectors.rows()?;
+        let want = k.min(live_docs);
+        if let (Some(graph), SearchEffort::Candidates(ef)) = (live.reader.graph(), effort) {
+            let layers = graph.layers()?;
+            check_query_dim(rows.dim(), query, vectors.path())?;
+            let segment = Segment {
+                rows,
+                path: vectors.path(),
+                deleted: &|doc| live.is_deleted(doc),
+            };
+            let found = with_visited(|visited| {
+                segment.walk(layers, query, ef.max(want), visited, &mut stats)
+            })?;
+            stats.segments_walked += 1;
+            if found.len() >= want {
+                for s in found {
+                    top.push(f64::from(s.score), base + u64::from(s.doc));
+                }
+                continue;
             }
         }
+        let deleted = |doc| live.is_deleted(doc);
+        scan(rows, query, base, deleted, &mut top, vectors.path())?;
+        stats.segments_scanned += 1;
+        stats.rows_scored += rows.len() as u64;
     }
     Ok((top, stats))
 }
 
-/// One segment being probed.
-struct Segment<'a> {
-    /// Its IVF file, which holds the rows probed.
-    path: &'a Path,
-    live: &'a LiveSegment,
-    /// The internal id of its first document.
-    base: u64,
+/// One segment being walked.
+pub(crate) struct Segment<'a> {
+    pub rows: Rows<'a>,
+    /// Its vectors file, which holds the rows scored.
+    pub path: &'a Path,
+    /// Whether a document is deleted.
+    pub deleted: &'a dyn Fn(u32) -> bool,
 }
 
 impl Segment<'_> {
-    /// Scores the rows of the `probes` lists whose centroids have the largest inner
-    /// products with `query` (ties to the lower list), and of the lists after them until
-    /// `want` live documents were scored, into `top`.
-    fn probe(
+    /// Document `doc`'s row; an error if the rows have none (the graph and the vectors
+    /// file agree on the document count when both open, so only a bug could ask).
+    #[inline]
+    fn row(&self, doc: u32) -> Result<&[u8]> {
+        self.rows.row(doc as usize).ok_or_else(|| Error::Corrupt {
+            path: self.path.to_path_buf(),
+            what: "vectors",
+            detail: format!("the graph names document {doc} of {}", self.rows.len()),
+        })
+    }
+
+    /// `query · row(doc)`, an error if the row holds a value that is not a number.
+    #[inline]
+    fn score(&self, query: &[f32], doc: u32, stats: &mut VectorSearchStats) -> Result<Scored> {
+        let row = self.row(doc)?;
+        stats.rows_scored += 1;
+        let mut score = super::dot::dot(query, row);
+        if !score.is_finite() {
+            score = overflowed(row, score, doc as usize, self.path, "vectors")?;
+        }
+        Ok(Scored {
+            score: sane(score),
+            doc,
+        })
+    }
+
+    /// The best `ef` live documents a walk of `layers` finds, best first: one greedy
+    /// step at a time down to layer 1, then a best-first search of layer 0 that stops
+    /// when the nearest unexplored document is worse than the `ef`-th kept.
+    pub(crate) fn walk(
         &self,
-        lists: IvfLists<'_>,
+        layers: GraphLayers<'_>,
         query: &[f32],
-        want: usize,
-        probes: usize,
-        top: &mut TopK,
+        ef: usize,
+        visited: &mut Visited,
         stats: &mut VectorSearchStats,
-    ) -> Result<()> {
-        check_query_dim(lists.dim(), query, self.path)?;
-        // One entry a list: about the square root of the segment's documents.
-        let mut order: Vec<(f32, u32)> = lists
-            .centroids()
-            .enumerate()
-            .map(|(l, c)| {
-                let score = dot(query, c);
-                // Finite centroids and query: only an overflow is not finite, and NaN
-                // (infinities of both signs) ranks last, as in exact search.
-                (
-                    if score.is_nan() {
-                        f32::NEG_INFINITY
-                    } else {
-                        score
-                    },
-                    l as u32,
-                )
-            })
-            .collect();
-        stats.centroids_scored += order.len() as u64;
-        order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        // The `probes` best lists, then more until `want` live documents were scored.
-        // Lists are scored in centroid order; the heap breaks ties by doc id, so the
-        // order they are read in does not change the result. Not `exact::scan`'s loop:
-        // that one skips a row that only ties the floor, which is right only when doc
-        // ids arrive ascending (they do within a list, not across lists), and it looks a
-        // row's deletion up only when it beats the floor, where this loop counts the
-        // live rows it scores.
-        let mut live_seen = 0usize;
-        for (rank, &(_, l)) in order.iter().enumerate() {
-            if rank >= probes && live_seen >= want {
-                break;
-            }
-            stats.lists_probed += 1;
-            let (ids, rows) = lists.list_rows(l as usize)?;
-            for (doc, row) in ids.zip(rows) {
-                stats.rows_scored += 1;
-                let mut score = dot(query, row);
-                if !score.is_finite() {
-                    score = overflowed(row, score, doc as usize, self.path, "vector lists")?;
+    ) -> Result<Vec<Scored>> {
+        let mut nearest = self.score(query, layers.entry(), stats)?;
+        for l in (1..layers.len()).rev() {
+            loop {
+                let mut moved = false;
+                for n in layers.neighbours(l, nearest.doc).iter() {
+                    let s = self.score(query, n, stats)?;
+                    if s > nearest {
+                        nearest = s;
+                        moved = true;
+                    }
                 }
-                if self.live.is_deleted(doc) {
-                    continue;
+                if !moved {
+                    break;
                 }
-                live_seen += 1;
-                let score = f64::from(score);
-                if top.threshold().is_some_and(|f| score < f) {
-                    continue;
-                }
-                top.push(score, self.base + u64::from(doc));
             }
         }
-        Ok(())
+        visited.reset(self.rows.len());
+        visited.insert(nearest.doc);
+        let mut candidates: BinaryHeap<Scored> = BinaryHeap::with_capacity(4 * ef);
+        let mut kept: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+        candidates.push(nearest);
+        if !(self.deleted)(nearest.doc) {
+            kept.push(std::cmp::Reverse(nearest));
+        }
+        // The unvisited neighbours of the document being expanded (at most 2m ≤ 256).
+        let mut fresh = [0u32; 2 * super::graph::MAX_M as usize];
+        while let Some(c) = candidates.pop() {
+            if kept.len() >= ef && kept.peek().is_some_and(|w| c < w.0) {
+                break;
+            }
+            let mut count = 0;
+            for n in layers.neighbours(0, c.doc).iter() {
+                if visited.insert(n) && count < fresh.len() {
+                    super::dot::prefetch(self.row(n)?);
+                    fresh[count] = n;
+                    count += 1;
+                }
+            }
+            for &n in &fresh[..count] {
+                let s = self.score(query, n, stats)?;
+                if kept.len() < ef || kept.peek().is_some_and(|w| s > w.0) {
+                    // A deleted document is a way through, never a hit.
+                    candidates.push(s);
+                    if !(self.deleted)(n) {
+                        kept.push(std::cmp::Reverse(s));
+                        if kept.len() > ef {
+                            kept.pop();
+                        }
+                    }
+                }
+            }
+        }
+        let mut out: Vec<Scored> = kept.into_iter().map(|r| r.0).collect();
+        out.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(out)
     }
 }
 
@@ -242,26 +253,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn probes_scale_with_the_square_root_of_the_lists_within_bounds() {
-        let scaled = Probes::default();
-        assert_eq!(scaled.for_lists(72), 51); // 6 × 8.49
-        assert_eq!(scaled.for_lists(414), 123); // 6 × 20.35
-        assert_eq!(scaled.for_lists(4), 4);
-        assert_eq!(scaled.for_lists(1), 1);
-        assert_eq!(Probes::Scaled(0.01).for_lists(100), 1);
-        assert_eq!(Probes::Count(24).for_lists(10), 10);
-        assert_eq!(Probes::Count(usize::MAX).for_lists(414), 414);
-        assert_eq!(Probes::All.for_lists(414), 414);
+    fn the_default_effort_and_its_bounds() {
         assert_eq!(VectorSearchOptions::default().k, 10);
-        for bad in [
-            Probes::Count(0),
-            Probes::Scaled(0.0),
-            Probes::Scaled(-1.0),
-            Probes::Scaled(f32::NAN),
-            Probes::Scaled(f32::INFINITY),
-        ] {
-            assert!(bad.check().is_err(), "{bad:?}");
-        }
-        assert!(Probes::Scaled(0.5).check().is_ok());
+        assert_eq!(
+            VectorSearchOptions::default().effort,
+            SearchEffort::Candidates(DEFAULT_EF)
+        );
+        assert!(SearchEffort::Candidates(0).check().is_err());
+        assert!(SearchEffort::Candidates(1).check().is_ok());
+        assert!(SearchEffort::Exhaustive.check().is_ok());
     }
 }

@@ -113,11 +113,15 @@ pub struct BenchArgs {
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
 
-    /// How --arm vector and hybrid search the vectors: ivf (the nearest IVF lists, 6 ×
-    /// √lists of them; segments under 4,096 documents are scanned exactly) or exact
-    /// (every live vector scored), as `quality --vector-search`.
-    #[arg(long, value_parser = ["ivf", "exact"], default_value = "ivf")]
+    /// How --arm vector and hybrid search the vectors: hnsw (a walk of each large
+    /// segment's graph keeping --ef candidates; segments under 2,048 documents are
+    /// scanned exactly) or exact (every live vector scored), as `quality --vector-search`.
+    #[arg(long, value_parser = ["hnsw", "exact"], default_value = "hnsw")]
     pub vector_search: String,
+
+    /// Candidates an hnsw search keeps in each segment's graph (as `quality --ef`).
+    #[arg(long, default_value_t = heddle::DEFAULT_EF as u32, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub ef: u32,
 
     /// BM25 term-frequency saturation for heddle's searches, from 0 to 1000 (as
     /// `search --k1`).
@@ -275,7 +279,7 @@ fn arm_ranking(args: &BenchArgs) -> anyhow::Result<Option<Retrieval>> {
     r.weights = vec![1.0; streams.len()];
     r.streams = streams;
     r.query_vectors = Some(crate::cli::encoder_by_name(&args.encoder)?);
-    r.probes = (args.vector_search == "ivf").then(heddle::Probes::default);
+    r.effort = crate::cli::ranking::vector_effort(&args.vector_search, args.ef as usize);
     Ok(Some(r))
 }
 
@@ -693,8 +697,13 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         ranking: match &args.arm[..] {
             "text" => None,
             arm => Some(format!(
-                "the {arm} arm (encoder {}, {} vector search)",
-                args.encoder, args.vector_search
+                "the {arm} arm (encoder {}, {} vector search{})",
+                args.encoder,
+                args.vector_search,
+                match args.vector_search.as_str() {
+                    "hnsw" => format!(", ef {}", args.ef),
+                    _ => String::new(),
+                }
             )),
         },
         max_others_cpu: args.max_others_cpu,

@@ -12,7 +12,7 @@ mod feed;
 mod index;
 mod merge;
 mod quality;
-mod ranking;
+pub(crate) mod ranking;
 pub use ranking::encoder_by_name;
 mod read_loop;
 mod search;

@@ -60,11 +60,20 @@ pub struct RankingArgs {
     /// (a bag-of-words stand-in without a model, for tests and demos).
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
-    /// How the vector stream searches: ivf (each large segment's nearest IVF lists,
-    /// 6 × √lists of them; segments under 4,096 documents are scanned exactly) or exact
-    /// (every live vector scored: the oracle).
-    #[arg(long, value_parser = ["ivf", "exact"], default_value = "ivf")]
+    /// How the vector stream searches: hnsw (a walk of each large segment's graph,
+    /// keeping --ef candidates; segments under 2,048 documents are scanned exactly) or
+    /// exact (every live vector scored: the oracle).
+    #[arg(long, value_parser = ["hnsw", "exact"], default_value = "hnsw")]
     pub vector_search: String,
+    /// Candidates an hnsw search keeps in each segment's graph (HNSW's ef; at least the
+    /// hits asked for are kept). More find more of the exact neighbours, slower.
+    #[arg(long, default_value_t = heddle::DEFAULT_EF as u32, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub ef: u32,
+}
+
+/// How `--vector-search` and `--ef` search vectors: `None` exactly.
+pub fn vector_effort(vector_search: &str, ef: usize) -> Option<heddle::SearchEffort> {
+    (vector_search == "hnsw").then_some(heddle::SearchEffort::Candidates(ef))
 }
 
 impl RankingArgs {
@@ -115,7 +124,7 @@ impl RankingArgs {
             let mut single = Retrieval::single(field, bm25, hits, remove_query);
             single.streams = streams;
             single.query_vectors = query_vectors;
-            single.probes = self.probes();
+            single.effort = vector_effort(&self.vector_search, self.ef as usize);
             return Ok(single);
         }
         let weights = match &self.weights {
@@ -135,13 +144,8 @@ impl RankingArgs {
             hits,
             remove_query,
             query_vectors,
-            probes: self.probes(),
+            effort: vector_effort(&self.vector_search, self.ef as usize),
         })
-    }
-
-    /// `--vector-search`: `None` for exact.
-    fn probes(&self) -> Option<heddle::Probes> {
-        (self.vector_search == "ivf").then(heddle::Probes::default)
     }
 
     /// Where the vector stream's query vectors come from: the file, or the encoder.

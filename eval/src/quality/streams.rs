@@ -13,7 +13,9 @@ use anyhow::{Context, bail};
 use heddle::fusion::{
     Fused, Normalization, Rrf, ScoredStream, Stream, normalized_sum, weighted_sum,
 };
-use heddle::{Bm25Params, Field, Hit, Probes, SearchOptions, Searcher, VectorSearchOptions};
+use heddle::{
+    Bm25Params, Field, Hit, SearchEffort, SearchOptions, Searcher, VectorSearchOptions,
+};
 
 use super::query_vectors::QueryVectors;
 use super::run::RunEntry;
@@ -185,8 +187,8 @@ pub struct Retrieval {
     /// The query vectors of a vector stream (`None` when no stream is one).
     pub query_vectors: Option<Arc<dyn QueryVectors>>,
     /// How the vector stream searches: `None` exactly (every live vector scored), else
-    /// approximately, probing these IVF lists in each segment that has them.
-    pub probes: Option<Probes>,
+    /// approximately, with this effort in each segment that has a graph.
+    pub effort: Option<SearchEffort>,
 }
 
 impl std::fmt::Debug for dyn QueryVectors {
@@ -207,17 +209,16 @@ impl Retrieval {
             hits,
             remove_query,
             query_vectors: None,
-            probes: Some(Probes::default()),
+            effort: Some(SearchEffort::default()),
         }
     }
 
     /// How the vector stream searches, for reports.
     fn vector_search(&self) -> String {
-        match self.probes {
+        match self.effort {
             None => "exact".to_string(),
-            Some(Probes::Scaled(f)) => format!("IVF, {f} × √lists probed"),
-            Some(Probes::Count(n)) => format!("IVF, {n} lists probed"),
-            Some(Probes::All) => "IVF, every list probed".to_string(),
+            Some(SearchEffort::Candidates(ef)) => format!("HNSW, ef {ef}"),
+            Some(SearchEffort::Exhaustive) => "HNSW, every row scored".to_string(),
         }
     }
 
@@ -504,10 +505,10 @@ impl Retrieval {
                 };
                 searcher.search_docs(text, &opts)
             }
-            (StreamSpec::Vector, Some(v)) => match self.probes {
+            (StreamSpec::Vector, Some(v)) => match self.effort {
                 None => searcher.search_vector_exact_docs(v, asked),
-                Some(probes) => {
-                    searcher.search_vector_docs(v, &VectorSearchOptions { k: asked, probes })
+                Some(effort) => {
+                    searcher.search_vector_docs(v, &VectorSearchOptions { k: asked, effort })
                 }
             },
             (StreamSpec::Vector, None) => Err(heddle::Error::InvalidArgument(
@@ -585,7 +586,7 @@ mod tests {
             hits,
             remove_query: false,
             query_vectors: None,
-            probes: None,
+            effort: None,
         };
         assert_eq!(
             fused(2, None, Combine::Rrf).depth(),
