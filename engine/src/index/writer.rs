@@ -955,6 +955,28 @@ impl IndexWriter {
         })
     }
 
+    /// Merges every segment into one, now, on this thread, building the merged segment's
+    /// vector graph as [`IndexWriter::set_graph`] says; a lone segment is rewritten only
+    /// if those settings want a graph it lacks (an index built with graphs deferred).
+    /// Waits for a background merge first. Returns `None` if there was nothing to do.
+    /// The commit observer, if one is set, is told of the graph's progress.
+    pub fn merge_into_one(&mut self) -> Result<Option<MergeStats>> {
+        self.wait_for_merges()?;
+        let (lone_lacks_graph, graph) = {
+            let st = self.state.lock();
+            let lacks = match st.manifest.segments.as_slice() {
+                [only] => only.vector_dim.is_some() && !only.vector_graph,
+                _ => false,
+            };
+            (lacks, st.graph)
+        };
+        run_merge(&self.shared, &self.state, |sizes| match sizes {
+            [] => None,
+            [only] => (lone_lacks_graph && graph.wants(*only as u32)).then_some(0..1),
+            _ => Some(0..sizes.len()),
+        })
+    }
+
     /// Waits for a running background merge; returns its error, if it failed.
     pub fn wait_for_merges(&mut self) -> Result<()> {
         if let Some(handle) = self.merge_thread.take() {

@@ -41,7 +41,8 @@ pub struct IndexArgs {
     /// After the build, merge down to at most this many segments (one merge of adjacent
     /// segments; rankings do not change) and say how long it took. Without it the index
     /// keeps the segments the budget wrote, and later commits merge them by the merge
-    /// policy.
+    /// policy — except an index with --vectors, which is merged into one segment and
+    /// gets its vector graph then (built once, not for each segment the budget wrote).
     #[arg(long)]
     pub merge_to: Option<usize>,
     /// Also index title and text as fields of their own (search --field title|text, fusion).
@@ -252,6 +253,17 @@ fn build(
     // Merges are asked for (--merge-to), not run in the background: the build's memory
     // and time are the build's.
     writer.set_background_merges(false);
+    // A vector index without --merge-to is merged into one segment after its build, and
+    // its graph built once, then: a search walks every segment's graph (so segments
+    // multiply its cost), and a graph built for each flushed segment would be rebuilt by
+    // that merge (docs/DECISIONS.md, "Approximate vector search").
+    let graphs_after_merge = vectors.is_some() && args.merge_to.is_none();
+    if graphs_after_merge {
+        writer.set_graph(heddle::GraphSettings {
+            min_docs: u32::MAX,
+            ..Default::default()
+        })?;
+    }
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
     let path = reader.path().to_path_buf();
@@ -339,6 +351,33 @@ fn build(
             vectors.dim(),
             args.vectors.as_deref().unwrap_or(Path::new("")).display(),
             plural(vectors.len() as u64, "vector")
+        );
+    }
+    if graphs_after_merge {
+        writer.set_graph(heddle::GraphSettings::default())?;
+        let started = Instant::now();
+        progress.say(&format!(
+            "merging {} into one and linking its vectors into a graph",
+            plural(index.segments().len() as u64, "segment")
+        ));
+        let lines = CommitLines::start(&progress);
+        writer.set_commit_progress(Some(lines.observer()));
+        let merged = writer.merge_into_one();
+        writer.set_commit_progress(None);
+        drop(lines);
+        merged.with_context(|| {
+            format!(
+                "{}: the index is committed whole, its vectors searched exactly until a \
+                 merge builds their graph; merging it into one segment failed",
+                args.index.display()
+            )
+        })?;
+        let graphs = index.segments().iter().filter(|s| s.vector_graph).count();
+        println!(
+            "  merged to {} ({} with a vector graph) in {:.2} s",
+            plural(index.segments().len() as u64, "segment"),
+            graphs,
+            started.elapsed().as_secs_f64()
         );
     }
     if let Some(target) = args.merge_to {
