@@ -149,7 +149,9 @@ pub fn graph(bytes: &[u8]) {
         return;
     };
     let layers = header.cut(bytes, &layout);
-    let values: Vec<f32> = (0..docs * dim).map(|i| ((i * 7919) % 101) as f32 - 50.0).collect();
+    let values: Vec<f32> = (0..docs * dim)
+        .map(|i| ((i * 7919) % 101) as f32 - 50.0)
+        .collect();
     let body = crate::vectors::encode_rows(dim, docs as usize, values.chunks(dim as usize));
     let Ok(table) = crate::vectors::VectorTable::open(path, &body, docs, dim) else {
         return;

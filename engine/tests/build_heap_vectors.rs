@@ -1,7 +1,8 @@
-//! The writer's memory accounting when segments carry vectors and IVF files: the
-//! documents' vectors, the encoded vectors file and the clustering (sample, centroids,
-//! a list number per document) are counted, so the accounted high-water tracks the
-//! heap a counting allocator measures, as `build_heap.rs` checks for text.
+//! The writer's memory accounting when segments carry vectors and graph files: the
+//! documents' vectors, the encoded vectors file, the graph file and the links held while
+//! it is built (a locked list of neighbours and their scores per document per layer)
+//! are counted, so the accounted high-water tracks the heap a counting allocator
+//! measures, as `build_heap.rs` checks for text.
 //!
 //! One test in this file: the allocator counts every thread of the process.
 
@@ -10,7 +11,7 @@ mod counting;
 use std::sync::atomic::Ordering;
 
 use counting::{CURRENT, PEAK};
-use heddle::{Document, Index, IndexSettings, IvfSettings};
+use heddle::{Document, GraphSettings, Index, IndexSettings};
 
 const DIM: usize = 256;
 
@@ -28,7 +29,7 @@ fn doc(i: usize) -> Document {
 }
 
 #[test]
-fn the_accounting_tracks_the_heap_of_budgeted_builds_with_ivf_files() {
+fn the_accounting_tracks_the_heap_of_budgeted_builds_with_graph_files() {
     let dir = tempfile::tempdir().unwrap();
     let settings = IndexSettings {
         vector_dim: Some(DIM),
@@ -38,7 +39,11 @@ fn the_accounting_tracks_the_heap_of_budgeted_builds_with_ivf_files() {
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
     w.set_threads(2).unwrap();
-    w.set_ivf(IvfSettings { min_docs: 200 });
+    w.set_graph(GraphSettings {
+        min_docs: 200,
+        ..GraphSettings::default()
+    })
+    .unwrap();
     let budget = 4 << 20;
     w.set_memory_budget(budget);
     let base = CURRENT.load(Ordering::Relaxed);
@@ -61,12 +66,12 @@ fn the_accounting_tracks_the_heap_of_budgeted_builds_with_ivf_files() {
     assert!(
         segments
             .iter()
-            .all(|s| s.vector_lists.is_some() == (s.doc_count >= 200)),
-        "every segment of at least min_docs has lists, no smaller one"
+            .all(|s| s.vector_graph == (s.doc_count >= 200)),
+        "every segment of at least min_docs has a graph, no smaller one"
     );
     assert!(
-        segments.iter().filter(|s| s.vector_lists.is_some()).count() >= 3,
-        "the budget must flush segments with lists"
+        segments.iter().filter(|s| s.vector_graph).count() >= 3,
+        "the budget must flush segments with graphs"
     );
     assert!(
         accounted <= budget + budget / 10,

@@ -30,12 +30,18 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
     w.commit().unwrap();
     w.delete("d1");
     w.commit().unwrap();
-    // And an index with vectors, for its vectors files and IVF files.
+    // And an index with vectors, for its vectors files and graph files: m 2, so that 60
+    // documents reach several layers for the mutations to damage.
     let vec_dir = dir.path().join("vectors");
     let index = common::vectors::vector_index(&vec_dir, common::vectors::DIM);
     let mut w = index.writer().unwrap();
-    w.set_ivf(heddle::IvfSettings { min_docs: 1 });
-    for i in 0..12 {
+    w.set_graph(heddle::GraphSettings {
+        min_docs: 1,
+        m: 2,
+        ef_construction: 8,
+    })
+    .unwrap();
+    for i in 0..60 {
         w.add(common::vectors::vector_doc(i)).unwrap();
     }
     w.commit().unwrap();
@@ -44,7 +50,7 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
         let path = entry.unwrap().path();
         let kind = match path.extension().and_then(|e| e.to_str()) {
             Some("vec") => "vectors",
-            Some("ivf") => "ivf",
+            Some("hnsw") => "graph",
             _ => continue,
         };
         let bytes = std::fs::read(&path).unwrap();
@@ -76,6 +82,8 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
         bodies.push(("postings", fuzzing::postings_seed(&docs, &tfs)));
     }
     bodies.sort();
+    let graphs = bodies.iter().filter(|(kind, _)| *kind == "graph").count();
+    assert_eq!(graphs, 1, "the corpus holds a graph body");
     bodies
 }
 
@@ -89,7 +97,7 @@ fn kind_of(name: &str) -> &'static str {
         Some("lens") => "lengths",
         Some("store") => "store",
         Some("vec") => "vectors",
-        Some("ivf") => "ivf",
+        Some("hnsw") => "graph",
         _ => "footer",
     }
 }
@@ -102,7 +110,7 @@ fn decode(kind: &str, bytes: &[u8]) {
         "lengths" => fuzzing::lengths(bytes),
         "store" => fuzzing::store(bytes),
         "vectors" => fuzzing::vectors(bytes),
-        "ivf" => fuzzing::ivf(bytes),
+        "graph" => fuzzing::graph(bytes),
         "deletes" => fuzzing::deletes(bytes),
         _ => fuzzing::all(bytes),
     }
@@ -191,4 +199,38 @@ fn fuzz_store_fetch_skipping_more_than_2_pow_31_records_is_an_error() {
     fuzzing::store(&[
         0, 0, 6, 168, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
     ]);
+}
+
+/// Graph headers at the edges of what the decoder accepts, each with a body far shorter
+/// than it claims or with every count and neighbour at its bound: an error, never a
+/// panic, an overflow or an allocation sized by the header.
+#[test]
+fn graph_headers_at_their_bounds_are_errors_or_values() {
+    let header = |docs: u32, dim: u32, m: u32, layers: u32, entry: u32| -> Vec<u8> {
+        [docs, dim, m, layers, entry]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
+    };
+    for (docs, m, layers, entry) in [
+        (1 << 16, 128, 32, 0),
+        (1 << 16, 2, 1, (1 << 16) - 1),
+        (1, 2, 32, 0),
+        (1, 128, 1, 1),
+        (3, 2, 2, 2),
+    ] {
+        fuzzing::graph(&header(docs, 8, m, layers, entry));
+    }
+    // One document, m 2, two layers: layer 0 (count 0), then layer 1 of one node
+    // linking to a document past the segment, with the count at its bound.
+    let mut body = header(1, 8, 2, 2, 0);
+    body.extend_from_slice(&[0; 4 * 5]);
+    for v in [1u32, 0, 2, u32::MAX, u32::MAX] {
+        body.extend_from_slice(&v.to_le_bytes());
+    }
+    fuzzing::graph(&body);
+    // Every layer-0 count u32::MAX.
+    let mut body = header(4, 8, 2, 1, 0);
+    body.extend(std::iter::repeat_n(0xff, 4 * 4 * 5));
+    fuzzing::graph(&body);
 }

@@ -1,22 +1,38 @@
-//! Approximate vector search (IVF lists per large segment) against the exact oracle:
-//! recall@10 with the default probes on clustered unit vectors, more probes raising it
-//! to exactly the exact answer, deletes, merges rebuilding the lists, small segments
-//! scanned exactly, and inputs the clustered set leaves out (uniform vectors, identical
-//! vectors, one dimension, k beyond the live documents).
+//! Approximate vector search (an HNSW graph per large segment) against the exact oracle:
+//! recall@10 at the default effort on clustered unit vectors, recall rising with `ef`,
+//! the exhaustive effort giving exactly the exact answer, every hit scored exactly,
+//! deletes, merges rebuilding the graph, small segments scanned exactly, several
+//! segments, a reopened index, the structure of a built graph, and inputs the clustered
+//! set leaves out (uniform vectors, identical vectors, one dimension, k beyond the live
+//! documents).
+//!
+//! A parallel build's links depend on thread timing, so nothing here asserts particular
+//! links or a particular approximate answer: recall, structure and properties only.
 
 mod common;
+mod graph_layout;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
 
 use common::vectors::{Mixture, mean_recall, uniform_vector, unit_vector};
+use graph_layout::Layout;
 use heddle::{
-    Document, Hit, Index, IndexSettings, IvfSettings, Probes, VectorSearchOptions,
-    VectorSearchStats, check_index,
+    DEFAULT_EF, Document, GraphSettings, Hit, Index, IndexSettings, SearchEffort,
+    VectorSearchOptions, VectorSearchStats, check_index,
 };
 
+/// Graph settings with this threshold and the default `m` and `ef_construction`.
+fn graph(min_docs: u32) -> GraphSettings {
+    GraphSettings {
+        min_docs,
+        ..GraphSettings::default()
+    }
+}
+
 /// A new index of dimension `dim` holding `vectors` as documents `v0, v1, ...`, committed
-/// in `segments` commits of equal size (merges off), with IVF files for segments of at
+/// in `segments` commits of equal size (merges off), with graphs for segments of at
 /// least `min_docs` documents.
 fn build(dir: &Path, vectors: &[Vec<f32>], segments: usize, min_docs: u32) -> Index {
     let settings = IndexSettings {
@@ -26,7 +42,7 @@ fn build(dir: &Path, vectors: &[Vec<f32>], segments: usize, min_docs: u32) -> In
     let index = Index::create(dir, settings).unwrap();
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
-    w.set_ivf(IvfSettings { min_docs });
+    w.set_graph(graph(min_docs)).unwrap();
     let per_segment = vectors.len().div_ceil(segments);
     for (s, chunk) in vectors.chunks(per_segment).enumerate() {
         for (i, v) in chunk.iter().enumerate() {
@@ -39,37 +55,37 @@ fn build(dir: &Path, vectors: &[Vec<f32>], segments: usize, min_docs: u32) -> In
     index
 }
 
-fn opts(k: usize, probes: usize) -> VectorSearchOptions {
+fn opts(k: usize, ef: usize) -> VectorSearchOptions {
     VectorSearchOptions {
         k,
-        probes: Probes::Count(probes),
+        effort: SearchEffort::Candidates(ef),
     }
 }
 
-/// Hits as (internal doc, score bits): equal exactly when ranks, documents and scores are.
+/// Hits as (internal doc, score bits, id): equal exactly when ranks, documents and
+/// scores are.
 fn exactly(hits: &[Hit]) -> Vec<(u64, u64, &str)> {
     hits.iter()
         .map(|h| (h.doc, h.score.to_bits(), h.id.as_str()))
         .collect()
 }
 
-/// The approximate answers to `queries` at `probes`, with the total of their stats.
+/// The approximate answers to `queries` at `effort`, with the total of their stats.
 fn approximate(
     index: &Index,
     queries: &[Vec<f32>],
     k: usize,
-    probes: Probes,
+    effort: SearchEffort,
 ) -> (Vec<Vec<Hit>>, VectorSearchStats) {
     let s = index.searcher();
     let mut total = VectorSearchStats::default();
     let hits = queries
         .iter()
         .map(|q| {
-            let opts = VectorSearchOptions { k, probes };
+            let opts = VectorSearchOptions { k, effort };
             let (hits, stats) = s.search_vector_with_stats(q, &opts).unwrap();
             total.rows_scored += stats.rows_scored;
-            total.lists_probed += stats.lists_probed;
-            total.segments_probed += stats.segments_probed;
+            total.segments_walked += stats.segments_walked;
             total.segments_scanned += stats.segments_scanned;
             hits
         })
@@ -85,127 +101,277 @@ fn exact(index: &Index, queries: &[Vec<f32>], k: usize) -> Vec<Vec<Hit>> {
         .collect()
 }
 
-/// 20,000 clustered unit vectors of 64 dimensions in one segment (141 lists), and 100
+/// Every live document's exact score bits for each query, by internal doc id.
+fn exact_scores(index: &Index, queries: &[Vec<f32>]) -> Vec<HashMap<u64, u64>> {
+    let all = index.num_docs() as usize;
+    exact(index, queries, all)
+        .into_iter()
+        .map(|hits| hits.iter().map(|h| (h.doc, h.score.to_bits())).collect())
+        .collect()
+}
+
+/// Asserts that each hit is a live document with exactly its exact score, best first,
+/// ties by the lower doc id, no document twice.
+fn assert_scored_exactly(found: &[Vec<Hit>], scores: &[HashMap<u64, u64>], what: &str) {
+    for (hits, scores) in found.iter().zip(scores) {
+        for h in hits {
+            let own = scores.get(&h.doc);
+            assert_eq!(
+                own,
+                Some(&h.score.to_bits()),
+                "{what}: {} {}",
+                h.id,
+                h.score
+            );
+        }
+        assert!(
+            hits.windows(2)
+                .all(|w| w[0].score > w[1].score
+                    || (w[0].score == w[1].score && w[0].doc < w[1].doc)),
+            "{what}: not best first, ties by doc: {hits:?}"
+        );
+    }
+}
+
+/// 5,000 clustered unit vectors of 64 dimensions in one segment with a graph, and 100
 /// queries from the same mixture (none of them a stored vector).
 struct Clustered {
     index: Index,
     queries: Vec<Vec<f32>>,
+    scores: Vec<HashMap<u64, u64>>,
     docs: usize,
 }
 
-const CLUSTERED_DOCS: usize = 20_000;
+const CLUSTERED_DOCS: usize = 5_000;
 
 static CLUSTERED: LazyLock<Clustered> = LazyLock::new(|| {
-    let mixture = Mixture::new(200, 64, 1.2, 7);
+    let mixture = Mixture::new(100, 64, 1.2, 7);
     let vectors: Vec<Vec<f32>> = (0..CLUSTERED_DOCS as u64)
         .map(|i| mixture.vector(i))
         .collect();
-    let queries = (0..100).map(|i| mixture.vector(1 << 40 | i)).collect();
+    let queries: Vec<Vec<f32>> = (0..100).map(|i| mixture.vector(1 << 40 | i)).collect();
     let dir = tempfile::tempdir().unwrap();
-    let index = build(
-        dir.path(),
-        &vectors,
-        1,
-        heddle::vectors::DEFAULT_IVF_MIN_DOCS,
-    );
+    let index = build(dir.path(), &vectors, 1, heddle::DEFAULT_GRAPH_MIN_DOCS);
     assert!(check_index(dir.path()).is_ok());
     // The index keeps its files mapped: removing the directory here leaves nothing
     // behind when the tests end, and the maps read on.
     drop(dir);
+    let scores = exact_scores(&index, &queries);
     Clustered {
         index,
         queries,
+        scores,
         docs: CLUSTERED_DOCS,
     }
 });
 
 #[test]
-fn recall_at_10_with_the_default_probes_is_at_least_0_95_on_clustered_vectors() {
+fn recall_at_10_at_the_default_effort_is_at_least_0_95_on_clustered_vectors() {
     let c = &*CLUSTERED;
-    assert_eq!(c.index.segments()[0].vector_lists, Some(141));
+    assert!(c.index.segments()[0].vector_graph);
     let exact = exact(&c.index, &c.queries, 10);
-    let (found, stats) = approximate(&c.index, &c.queries, 10, Probes::default());
+    let (found, stats) = approximate(&c.index, &c.queries, 10, SearchEffort::default());
     let recall = mean_recall(&exact, &found);
     let rows_per_query = stats.rows_scored as f64 / c.queries.len() as f64;
     eprintln!(
-        "default probes: recall@10 {recall:.4}, {rows_per_query:.0} rows a query of {}",
+        "default ef {DEFAULT_EF}: recall@10 {recall:.4}, {rows_per_query:.0} rows a query of {}",
         c.docs
     );
     assert!(recall >= 0.95, "recall@10 {recall}");
-    assert_eq!(stats.segments_probed, c.queries.len());
-    // ⌈6 × √141⌉ lists a query.
-    assert_eq!(stats.lists_probed, 72 * c.queries.len() as u64);
-    // Approximate, and for a reason: a fraction of the rows (about the lists' share,
-    // 6 / √lists, which shrinks as segments grow: 30 % at 171k documents).
+    let n = c.queries.len();
+    assert_eq!((stats.segments_walked, stats.segments_scanned), (n, 0));
+    // Approximate, and for a reason: a fraction of the rows (the share falls as
+    // segments grow; a walk scores a few thousand whatever the size).
     assert!(
-        rows_per_query < 0.55 * c.docs as f64,
+        rows_per_query < 0.5 * c.docs as f64,
         "{rows_per_query} rows a query"
     );
-    // Every hit is a live document with its exact score, best first.
     for (e, a) in exact.iter().zip(&found) {
         assert_eq!(a.len(), 10);
-        assert!(a.windows(2).all(|w| w[0].score >= w[1].score));
         assert!(a[0].score <= e[0].score);
     }
+    assert_scored_exactly(&found, &c.scores, "default effort");
 }
 
 #[test]
-fn more_probes_raise_recall_until_all_lists_give_exactly_the_exact_answer() {
+fn recall_rises_with_ef_and_every_hit_keeps_its_exact_score() {
     let c = &*CLUSTERED;
     let exact10 = exact(&c.index, &c.queries, 10);
-    let mut last = 0.0;
     let mut recalls = Vec::new();
-    for probes in [1, 2, 4, 8, 16, 32, 64, 141] {
-        let (found, stats) = approximate(&c.index, &c.queries, 10, Probes::Count(probes));
-        let recall = mean_recall(&exact10, &found);
-        recalls.push((probes, recall));
-        // The lists probed only grow with `probes`, so no exact hit found is lost.
-        assert!(recall >= last, "{recalls:?}");
-        last = recall;
-        if probes == 141 {
-            // All lists: the exact answer itself, scores and ties included.
-            for (e, a) in exact10.iter().zip(&found) {
-                assert_eq!(exactly(a), exactly(e));
-            }
-            assert_eq!(stats.rows_scored, (c.docs * c.queries.len()) as u64);
-        }
+    let mut rows = Vec::new();
+    for ef in [1, 16, 32, 64, 128, 512] {
+        let (found, stats) = approximate(&c.index, &c.queries, 10, SearchEffort::Candidates(ef));
+        assert_scored_exactly(&found, &c.scores, &format!("ef {ef}"));
+        assert!(found.iter().all(|h| h.len() == 10), "ef {ef}: k filled");
+        recalls.push((ef, mean_recall(&exact10, &found)));
+        rows.push(stats.rows_scored);
     }
-    eprintln!("recall@10 by probes: {recalls:?}");
-    assert!(
-        recalls[0].1 < 0.9,
-        "one list must miss neighbours: {recalls:?}"
-    );
-    assert_eq!(last, 1.0, "{recalls:?}");
-    // At other k too, and with probes beyond the lists.
-    let queries = &c.queries[..20];
-    for k in [1, 100] {
-        let exact = exact(&c.index, queries, k);
-        let (found, _) = approximate(&c.index, queries, k, Probes::All);
+    eprintln!("recall@10 by ef: {recalls:?}, rows scored {rows:?}");
+    // A larger ef keeps more candidates, so it walks further: more rows, and (over 100
+    // queries; a single query's walk may take another path) no lower recall.
+    for (w, r) in recalls.windows(2).zip(rows.windows(2)) {
+        assert!(w[1].1 >= w[0].1 - 0.005, "{recalls:?}");
+        assert!(r[1] > r[0], "{rows:?}");
+    }
+    // ef 1 keeps k = 10 candidates (never fewer than k): too few to find them all
+    // (0.92 measured).
+    assert!(recalls[0].1 < 0.98, "{recalls:?}");
+    assert!(recalls[5].1 >= 0.99, "{recalls:?}");
+    assert!(recalls[5].1 > recalls[0].1, "{recalls:?}");
+}
+
+#[test]
+fn the_exhaustive_effort_is_exactly_the_exact_answer() {
+    let c = &*CLUSTERED;
+    let n = c.queries.len();
+    for k in [1, 10, 100] {
+        let exact = exact(&c.index, &c.queries, k);
+        let (found, stats) = approximate(&c.index, &c.queries, k, SearchEffort::Exhaustive);
         for (e, a) in exact.iter().zip(&found) {
             assert_eq!(exactly(a), exactly(e), "k {k}");
         }
+        assert_eq!((stats.segments_walked, stats.segments_scanned), (0, n));
+        assert_eq!(stats.rows_scored, (c.docs * n) as u64);
     }
 }
 
 #[test]
-fn probes_of_zero_and_queries_that_do_not_fit_are_refused() {
+fn k_beyond_the_live_documents_gives_all_of_them_as_exact_search_ranks_them() {
+    let c = &*CLUSTERED;
+    let s = c.index.searcher();
+    for q in &c.queries[..3] {
+        let exact = s.search_vector_exact(q, 1_000_000).unwrap();
+        assert_eq!(exact.len(), c.docs);
+        for effort in [SearchEffort::Candidates(1), SearchEffort::Exhaustive] {
+            let opts = VectorSearchOptions {
+                k: 1_000_000,
+                effort,
+            };
+            let all = s.search_vector(q, &opts).unwrap();
+            assert_eq!(exactly(&all), exactly(&exact), "{effort:?}");
+        }
+    }
+}
+
+#[test]
+fn ef_of_zero_and_queries_that_do_not_fit_are_refused() {
     let c = &*CLUSTERED;
     let s = c.index.searcher();
     let err = s.search_vector(&c.queries[0], &opts(10, 0)).unwrap_err();
-    assert!(err.to_string().contains("at least one list"), "{err}");
-    assert!(matches!(
-        s.search_vector(&[1.0; 3], &VectorSearchOptions::default()),
-        Err(heddle::Error::QueryVector { .. })
-    ));
-    let mut nan = c.queries[0].clone();
-    nan[5] = f32::NAN;
-    assert!(matches!(
-        s.search_vector(&nan, &VectorSearchOptions::default()),
-        Err(heddle::Error::QueryVector { .. })
-    ));
+    assert!(matches!(err, heddle::Error::InvalidArgument(_)), "{err}");
+    assert!(err.to_string().contains("at least one candidate"), "{err}");
+    for effort in [SearchEffort::default(), SearchEffort::Exhaustive] {
+        let o = VectorSearchOptions { k: 10, effort };
+        for short in [vec![1.0f32; 3], vec![1.0; 65], vec![]] {
+            assert!(
+                matches!(
+                    s.search_vector(&short, &o),
+                    Err(heddle::Error::QueryVector { .. })
+                ),
+                "{} values, {effort:?}",
+                short.len()
+            );
+        }
+        let mut nan = c.queries[0].clone();
+        nan[5] = f32::NAN;
+        assert!(matches!(
+            s.search_vector(&nan, &o),
+            Err(heddle::Error::QueryVector { .. })
+        ));
+    }
 }
 
-/// `n` unit vectors of `dim` dimensions from a mixture of 50 clusters.
+#[test]
+fn a_built_graph_has_the_structure_the_format_describes() {
+    let c = &*CLUSTERED;
+    let dir = tempfile::tempdir().unwrap();
+    let mixture = Mixture::new(100, 64, 1.2, 7);
+    let vectors: Vec<Vec<f32>> = (0..3000).map(|i| mixture.vector(i)).collect();
+    let index = build(dir.path(), &vectors, 1, 1000);
+    let bodies = graph_bodies(dir.path());
+    assert_eq!(bodies.len(), 1);
+    let body = &bodies[0];
+    let g = Layout::parse(body);
+    assert_eq!((g.docs, g.dim, g.m), (3000, 64, heddle::DEFAULT_M as usize));
+    assert_eq!(g.end, body.len(), "nothing after the last layer");
+    // One document in m reaches each layer above the one below: 3,000 at m 16 has
+    // layers 1 (about 190) and 2 (about 12), perhaps 3.
+    assert!((3..=5).contains(&g.layers()), "{} layers", g.layers());
+    let l1 = g.nodes(1).len();
+    assert!((120..270).contains(&l1), "{l1} on layer 1");
+    for l in 0..g.layers() {
+        let nodes = g.nodes(l);
+        assert!(nodes.windows(2).all(|w| w[0] < w[1]), "layer {l} ascending");
+        if l > 0 {
+            let below = g.nodes(l - 1);
+            assert!(nodes.iter().all(|n| below.binary_search(n).is_ok()));
+        }
+        let mut linked = 0;
+        for (slot, &node) in nodes.iter().enumerate() {
+            let mut n = g.neighbours(body, l, slot);
+            assert!(n.len() <= g.width(l), "layer {l} doc {node}: {n:?}");
+            assert!(!n.contains(&node), "layer {l}: {node} links to itself");
+            assert!(n.iter().all(|x| nodes.binary_search(x).is_ok()));
+            linked += usize::from(!n.is_empty());
+            n.sort_unstable();
+            n.dedup();
+            assert_eq!(n.len(), g.neighbours(body, l, slot).len(), "a link twice");
+        }
+        // Every document of a layer of more than one has a link there.
+        if nodes.len() > 1 {
+            assert_eq!(linked, nodes.len(), "layer {l}");
+        }
+    }
+    let top = g.nodes(g.layers() - 1);
+    assert!(
+        top.contains(&g.entry),
+        "entry {} on the top layer {top:?}",
+        g.entry
+    );
+    // And the graph finds what it should.
+    let exact10 = exact(&index, &c.queries, 10);
+    let (found, _) = approximate(&index, &c.queries, 10, SearchEffort::default());
+    assert!(mean_recall(&exact10, &found) >= 0.95);
+}
+
+#[test]
+fn the_layers_do_not_depend_on_the_threads_only_the_links_may() {
+    let mixture = Mixture::new(50, 32, 1.2, 13);
+    let vectors: Vec<Vec<f32>> = (0..2500).map(|i| mixture.vector(i)).collect();
+    let queries: Vec<Vec<f32>> = (0..30).map(|i| mixture.vector(1 << 40 | i)).collect();
+    let layouts: Vec<Vec<Vec<u32>>> = [1, 2]
+        .iter()
+        .map(|&threads| {
+            let dir = tempfile::tempdir().unwrap();
+            let settings = IndexSettings {
+                vector_dim: Some(32),
+                ..Default::default()
+            };
+            let index = Index::create(dir.path(), settings).unwrap();
+            let mut w = index.writer().unwrap();
+            w.set_threads(threads).unwrap();
+            w.set_graph(graph(1000)).unwrap();
+            for (i, v) in vectors.iter().enumerate() {
+                w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
+                    .unwrap();
+            }
+            w.commit().unwrap();
+            let exact10 = exact(&index, &queries, 10);
+            let (found, _) = approximate(&index, &queries, 10, SearchEffort::default());
+            let recall = mean_recall(&exact10, &found);
+            assert!(recall >= 0.95, "{threads} threads: recall {recall}");
+            assert!(check_index(dir.path()).is_ok());
+            let body = &graph_bodies(dir.path())[0];
+            let g = Layout::parse(body);
+            (1..g.layers()).map(|l| g.nodes(l)).collect()
+        })
+        .collect();
+    // Each document's layer comes from its id alone.
+    assert!(!layouts[0].is_empty());
+    assert_eq!(layouts[0], layouts[1]);
+}
+
+/// `n` unit vectors of `dim` dimensions from a mixture of 50 clusters, and 30 queries.
 fn mixture_vectors(n: usize, dim: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
     let mixture = Mixture::new(50, dim, 1.2, seed);
     let vectors = (0..n as u64).map(|i| mixture.vector(i)).collect();
@@ -213,22 +379,30 @@ fn mixture_vectors(n: usize, dim: usize, seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f
     (vectors, queries)
 }
 
-fn ivf_files(dir: &Path) -> Vec<String> {
+fn graph_files(dir: &Path) -> Vec<String> {
     common::file_names(dir)
         .into_iter()
-        .filter(|n| n.ends_with(".ivf"))
+        .filter(|n| n.ends_with(".hnsw"))
+        .collect()
+}
+
+/// The bodies of the graph files in `dir`, by name.
+fn graph_bodies(dir: &Path) -> Vec<Vec<u8>> {
+    graph_files(dir)
+        .iter()
+        .map(|n| common::body_of(&std::fs::read(dir.join(n)).unwrap()).to_vec())
         .collect()
 }
 
 #[test]
 fn deleted_documents_are_never_found_and_every_search_still_fills_k() {
     let dir = tempfile::tempdir().unwrap();
-    let (vectors, queries) = mixture_vectors(6000, 32, 3);
-    let index = build(dir.path(), &vectors, 1, 4096);
-    assert_eq!(index.segments()[0].vector_lists, Some(77));
+    let (vectors, queries) = mixture_vectors(4000, 32, 3);
+    let index = build(dir.path(), &vectors, 1, 2048);
+    assert!(index.segments()[0].vector_graph);
     // Each query's exact top 3, and every third document.
     let mut deleted: std::collections::BTreeSet<String> =
-        (0..6000).step_by(3).map(|i| format!("v{i}")).collect();
+        (0..4000).step_by(3).map(|i| format!("v{i}")).collect();
     for hits in exact(&index, &queries, 3) {
         deleted.extend(hits.into_iter().map(|h| h.id));
     }
@@ -238,20 +412,41 @@ fn deleted_documents_are_never_found_and_every_search_still_fills_k() {
         assert!(w.delete(id));
     }
     w.commit().unwrap();
-    let live = 6000 - deleted.len();
+    let live = 4000 - deleted.len();
     assert_eq!(index.num_docs(), live as u64);
     let s = index.searcher();
+    let exact10 = exact(&index, &queries, 10);
+    let scores = exact_scores(&index, &queries);
+    for ef in [1, DEFAULT_EF] {
+        let (found, stats) = approximate(&index, &queries, 10, SearchEffort::Candidates(ef));
+        for hits in &found {
+            assert_eq!(hits.len(), 10, "ef {ef}");
+            assert!(hits.iter().all(|h| !deleted.contains(&h.id)), "{hits:?}");
+        }
+        // Scores the exact scores of live documents only (`scores` holds no other).
+        assert_scored_exactly(&found, &scores, &format!("ef {ef}, deletes"));
+        // Deleted documents are walked through, so the walks still find k.
+        assert_eq!(stats.segments_walked, queries.len());
+        if ef == DEFAULT_EF {
+            let recall = mean_recall(&exact10, &found);
+            assert!(recall >= 0.9, "recall@10 with deletes {recall}");
+        }
+    }
     for q in &queries {
-        let hits = s.search_vector(q, &VectorSearchOptions::default()).unwrap();
-        assert_eq!(hits.len(), 10);
-        assert!(hits.iter().all(|h| !deleted.contains(&h.id)), "{hits:?}");
-        let all = s.search_vector(q, &opts(10, usize::MAX)).unwrap();
+        let all = s
+            .search_vector(
+                q,
+                &VectorSearchOptions {
+                    k: 10,
+                    effort: SearchEffort::Exhaustive,
+                },
+            )
+            .unwrap();
         assert_eq!(
             exactly(&all),
             exactly(&s.search_vector_exact(q, 10).unwrap())
         );
-        // k beyond the live documents: all of them, as exact search ranks them, even
-        // from one probe (the lists after it are probed until k live ones are found).
+        // k beyond the live documents: all of them, as exact search ranks them.
         let every = s.search_vector(q, &opts(100_000, 1)).unwrap();
         assert_eq!(every.len(), live);
         assert_eq!(
@@ -259,37 +454,52 @@ fn deleted_documents_are_never_found_and_every_search_still_fills_k() {
             exactly(&s.search_vector_exact(q, 100_000).unwrap())
         );
     }
-    // Nearly everything deleted: one probe still finds k live documents.
-    for i in (0..6000).filter(|i| i % 3 != 0 && i % 400 != 1) {
+    // Nearly everything deleted: the walk passes through deleted documents (or, cut
+    // off from the live ones, falls back to a scan) and still returns k live ones.
+    for i in (0..4000).filter(|i| i % 3 != 0 && i % 300 != 1) {
         w.delete(&format!("v{i}"));
     }
     w.commit().unwrap();
     let s = index.searcher();
-    let left = s.num_docs();
+    let left = s.num_docs() as usize;
     assert!((10..20).contains(&left), "{left}");
     for q in &queries {
-        let (hits, stats) = s.search_vector_with_stats(q, &opts(10, 1)).unwrap();
-        assert_eq!(hits.len(), 10);
-        assert!(
-            hits.iter()
-                .all(|h| h.id[1..].parse::<usize>().unwrap() % 400 == 1)
-        );
-        assert!(stats.lists_probed > 1, "{stats:?}");
+        for k in [10, left, 100] {
+            let (hits, stats) = s.search_vector_with_stats(q, &opts(k, 1)).unwrap();
+            assert!(
+                hits.iter()
+                    .all(|h| h.id[1..].parse::<usize>().unwrap() % 300 == 1)
+            );
+            assert_eq!(
+                exactly(&hits),
+                exactly(&s.search_vector_exact(q, k).unwrap()),
+                "k {k}"
+            );
+            assert_eq!(stats.segments_walked, 1, "{stats:?}");
+        }
     }
 }
 
 #[test]
-fn merges_rebuild_the_lists_from_the_merged_rows() {
+fn several_segments_are_each_walked_and_merges_rebuild_the_graph_from_the_merged_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let (vectors, queries) = mixture_vectors(9000, 32, 5);
-    let index = build(dir.path(), &vectors, 3, 2500);
-    let lists: Vec<Option<u32>> = index.segments().iter().map(|s| s.vector_lists).collect();
-    assert_eq!(lists, [Some(55); 3]);
-    assert_eq!(ivf_files(dir.path()).len(), 3);
+    let (vectors, queries) = mixture_vectors(4500, 32, 5);
+    let n = queries.len();
+    let index = build(dir.path(), &vectors, 3, 1000);
+    assert!(index.segments().iter().all(|s| s.vector_graph));
+    assert_eq!(graph_files(dir.path()).len(), 3);
+    let exact10 = exact(&index, &queries, 10);
+    let (found, stats) = approximate(&index, &queries, 10, SearchEffort::default());
+    assert_eq!((stats.segments_walked, stats.segments_scanned), (3 * n, 0));
+    let recall = mean_recall(&exact10, &found);
+    eprintln!("three segments: recall@10 {recall:.4}, {stats:?}");
+    assert!(recall >= 0.95, "recall@10 over three segments {recall}");
+    assert_scored_exactly(&found, &exact_scores(&index, &queries), "three segments");
+
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
-    w.set_ivf(IvfSettings { min_docs: 2500 });
-    for i in (0..9000).step_by(9) {
+    w.set_graph(graph(1000)).unwrap();
+    for i in (0..4500).step_by(9) {
         w.delete(&format!("v{i}"));
     }
     w.commit().unwrap();
@@ -297,50 +507,73 @@ fn merges_rebuild_the_lists_from_the_merged_rows() {
     w.collect_garbage().unwrap();
     let segments = index.segments();
     assert_eq!(segments.len(), 1);
-    assert_eq!(segments[0].doc_count, 8000);
-    assert_eq!(segments[0].vector_lists, Some(89)); // √8000, rounded
-    assert_eq!(ivf_files(dir.path()), [format!("{}.ivf", segments[0].name)]);
+    assert_eq!(segments[0].doc_count, 4000);
+    assert!(segments[0].vector_graph);
+    assert_eq!(
+        graph_files(dir.path()),
+        [format!("{}.hnsw", segments[0].name)]
+    );
+    // The merged graph links the merged segment's documents, under their new ids.
+    let body = &graph_bodies(dir.path())[0];
+    let g = Layout::parse(body);
+    assert_eq!((g.docs, g.dim), (4000, 32));
+    assert!((0..4000).all(|slot| !g.neighbours(body, 0, slot).is_empty()));
     let exact10 = exact(&index, &queries, 10);
-    let (found, stats) = approximate(&index, &queries, 10, Probes::All);
+    let (found, stats) = approximate(&index, &queries, 10, SearchEffort::Exhaustive);
     for (e, a) in exact10.iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
     }
-    assert_eq!(stats.rows_scored, 8000 * queries.len() as u64);
-    let (found, _) = approximate(&index, &queries, 10, Probes::default());
+    assert_eq!(stats.rows_scored, 4000 * n as u64);
+    let (found, stats) = approximate(&index, &queries, 10, SearchEffort::default());
+    assert_eq!((stats.segments_walked, stats.segments_scanned), (n, 0));
     let recall = mean_recall(&exact10, &found);
     assert!(recall >= 0.95, "recall@10 after the merge {recall}");
+    assert_scored_exactly(&found, &exact_scores(&index, &queries), "merged");
     assert!(check_index(dir.path()).is_ok());
+    let efforts = [SearchEffort::Candidates(1), SearchEffort::default()];
+    let before: Vec<Vec<Vec<Hit>>> = efforts
+        .iter()
+        .map(|&e| approximate(&index, &queries, 10, e).0)
+        .collect();
+    drop(w);
     drop(index);
-    // Reopened, the merged segment's lists are read from its file.
+    // Reopened, the merged segment's graph is read from its file: the same walks.
     let reopened = Index::open(dir.path()).unwrap();
-    let (again, _) = approximate(&reopened, &queries, 10, Probes::default());
-    for (a, b) in found.iter().zip(&again) {
-        assert_eq!(exactly(a), exactly(b));
+    for (&effort, before) in efforts.iter().zip(&before) {
+        let (again, _) = approximate(&reopened, &queries, 10, effort);
+        for (a, b) in before.iter().zip(&again) {
+            assert_eq!(exactly(a), exactly(b), "{effort:?}");
+        }
     }
 }
 
 #[test]
-fn a_merge_gives_lists_only_to_a_segment_large_enough() {
+fn a_merge_gives_a_graph_only_to_a_segment_large_enough() {
     let dir = tempfile::tempdir().unwrap();
     let (vectors, queries) = mixture_vectors(3000, 16, 9);
-    // Three segments too small for lists; two merged into one large enough.
+    // Three segments too small for a graph; two merged into one large enough.
     let index = build(dir.path(), &vectors, 3, 2000);
-    assert!(index.segments().iter().all(|s| s.vector_lists.is_none()));
-    assert!(ivf_files(dir.path()).is_empty());
+    assert!(index.segments().iter().all(|s| !s.vector_graph));
+    assert!(graph_files(dir.path()).is_empty());
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
-    w.set_ivf(IvfSettings { min_docs: 2000 });
+    w.set_graph(graph(2000)).unwrap();
     w.merge(2).unwrap().unwrap();
-    let lists: Vec<Option<u32>> = index.segments().iter().map(|s| s.vector_lists).collect();
-    assert_eq!(lists, [Some(45), None]);
-    // With a higher threshold, merging that one again drops its lists.
-    w.set_ivf(IvfSettings { min_docs: 5000 });
+    let graphs: Vec<bool> = index.segments().iter().map(|s| s.vector_graph).collect();
+    assert_eq!(graphs, [true, false]);
+    assert_eq!(graph_files(dir.path()).len(), 1);
+    let (found, stats) = approximate(&index, &queries, 10, SearchEffort::default());
+    let n = queries.len();
+    assert_eq!((stats.segments_walked, stats.segments_scanned), (n, n));
+    assert!(mean_recall(&exact(&index, &queries, 10), &found) >= 0.95);
+    // With a higher threshold, merging that one again drops its graph.
+    w.set_graph(graph(5000)).unwrap();
     w.merge(1).unwrap().unwrap();
     w.collect_garbage().unwrap();
-    assert_eq!(index.segments()[0].vector_lists, None);
-    assert!(ivf_files(dir.path()).is_empty());
-    let (found, stats) = approximate(&index, &queries, 10, Probes::Count(1));
-    assert_eq!(stats.segments_scanned, queries.len());
+    assert!(!index.segments()[0].vector_graph);
+    assert!(graph_files(dir.path()).is_empty());
+    let (found, stats) = approximate(&index, &queries, 10, SearchEffort::Candidates(1));
+    assert_eq!((stats.segments_walked, stats.segments_scanned), (0, n));
     for (e, a) in exact(&index, &queries, 10).iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
     }
@@ -350,70 +583,60 @@ fn a_merge_gives_lists_only_to_a_segment_large_enough() {
 fn segments_below_the_threshold_are_scanned_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let (vectors, queries) = mixture_vectors(3000, 16, 11);
-    let index = build(
-        dir.path(),
-        &vectors,
-        3,
-        heddle::vectors::DEFAULT_IVF_MIN_DOCS,
-    );
-    assert!(index.segments().iter().all(|s| s.vector_lists.is_none()));
-    assert!(ivf_files(dir.path()).is_empty());
-    let (found, stats) = approximate(&index, &queries, 10, Probes::Count(1));
+    let index = build(dir.path(), &vectors, 3, heddle::DEFAULT_GRAPH_MIN_DOCS);
+    assert!(index.segments().iter().all(|s| !s.vector_graph));
+    assert!(graph_files(dir.path()).is_empty());
+    let (found, stats) = approximate(&index, &queries, 10, SearchEffort::Candidates(1));
     for (e, a) in exact(&index, &queries, 10).iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
     }
     let n = queries.len();
-    assert_eq!((stats.segments_scanned, stats.segments_probed), (3 * n, 0));
+    assert_eq!((stats.segments_scanned, stats.segments_walked), (3 * n, 0));
     assert_eq!(stats.rows_scored, 3000 * n as u64);
 
-    // Beside a segment with lists: that one is probed, the small ones scanned.
+    // Beside a segment with a graph: that one is walked, the small ones scanned.
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
-    w.set_ivf(IvfSettings { min_docs: 1000 });
+    w.set_graph(graph(1000)).unwrap();
     let mixture = Mixture::new(50, 16, 1.2, 11);
-    for i in 3000..5000u64 {
+    for i in 3000..6000u64 {
         let doc = Document::new(format!("v{i}"), "", "").with_vector(mixture.vector(i));
         w.add(doc).unwrap();
     }
     w.commit().unwrap();
-    assert_eq!(index.segments()[3].vector_lists, Some(45));
-    let (found, stats) = approximate(&index, &queries, 10, Probes::Count(2));
-    assert_eq!((stats.segments_scanned, stats.segments_probed), (3 * n, n));
-    assert!(stats.rows_scored < 5000 * n as u64);
-    let (all, _) = approximate(&index, &queries, 10, Probes::All);
+    assert!(index.segments()[3].vector_graph);
+    let (found, stats) = approximate(&index, &queries, 10, SearchEffort::default());
+    assert_eq!((stats.segments_scanned, stats.segments_walked), (3 * n, n));
+    assert!(stats.rows_scored < 5000 * n as u64, "{stats:?}");
+    let (all, _) = approximate(&index, &queries, 10, SearchEffort::Exhaustive);
     let exact = exact(&index, &queries, 10);
     for (e, a) in exact.iter().zip(&all) {
         assert_eq!(exactly(a), exactly(e));
     }
-    assert!(mean_recall(&exact, &found) > 0.5);
+    assert!(mean_recall(&exact, &found) >= 0.95);
 }
 
 #[test]
-fn uniform_vectors_without_clusters_still_meet_the_oracle_with_all_lists() {
+fn uniform_vectors_without_clusters_rise_with_ef_to_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
-    let vectors: Vec<Vec<f32>> = (0..5000).map(|i| uniform_vector(i, 24)).collect();
+    let vectors: Vec<Vec<f32>> = (0..3000).map(|i| uniform_vector(i, 24)).collect();
     let queries: Vec<Vec<f32>> = (0..30).map(|i| uniform_vector(1 << 40 | i, 24)).collect();
     let index = build(dir.path(), &vectors, 1, 1000);
-    assert_eq!(index.segments()[0].vector_lists, Some(71));
+    assert!(index.segments()[0].vector_graph);
     let exact10 = exact(&index, &queries, 10);
-    let mut last = 0.0;
+    let scores = exact_scores(&index, &queries);
     let mut recalls = Vec::new();
-    for probes in [
-        Probes::Count(1),
-        Probes::Count(4),
-        Probes::default(),
-        Probes::All,
-    ] {
-        let (found, _) = approximate(&index, &queries, 10, probes);
-        let recall = mean_recall(&exact10, &found);
-        recalls.push((probes, recall));
-        assert!(recall >= last, "{recalls:?}");
-        last = recall;
+    for ef in [1, 16, DEFAULT_EF, 512] {
+        let (found, _) = approximate(&index, &queries, 10, SearchEffort::Candidates(ef));
+        assert_scored_exactly(&found, &scores, &format!("uniform, ef {ef}"));
+        recalls.push((ef, mean_recall(&exact10, &found)));
     }
-    // No structure to find: recall grows with the share of lists probed, slowly.
-    eprintln!("uniform vectors, recall@10 by probes: {recalls:?}");
-    assert_eq!(last, 1.0);
-    let (found, _) = approximate(&index, &queries, 10, Probes::Count(71));
+    eprintln!("uniform vectors, recall@10 by ef: {recalls:?}");
+    for w in recalls.windows(2) {
+        assert!(w[1].1 >= w[0].1 - 0.01, "{recalls:?}");
+    }
+    assert!(recalls[3].1 >= 0.95, "{recalls:?}");
+    let (found, _) = approximate(&index, &queries, 10, SearchEffort::Exhaustive);
     for (e, a) in exact10.iter().zip(&found) {
         assert_eq!(exactly(a), exactly(e));
     }
@@ -422,11 +645,11 @@ fn uniform_vectors_without_clusters_still_meet_the_oracle_with_all_lists() {
 #[test]
 fn identical_vectors_tie_as_exact_search_breaks_ties() {
     let dir = tempfile::tempdir().unwrap();
-    // 4,990 copies of one unit vector among 10 other unit vectors.
+    // 2,990 copies of one unit vector among 10 other unit vectors.
     let same = vec![0.6f32, 0.0, 0.8, 0.0];
-    let vectors: Vec<Vec<f32>> = (0..5000)
+    let vectors: Vec<Vec<f32>> = (0..3000)
         .map(|i| {
-            if i % 500 == 7 {
+            if i % 300 == 7 {
                 unit_vector(i, 4)
             } else {
                 same.clone()
@@ -434,61 +657,93 @@ fn identical_vectors_tie_as_exact_search_breaks_ties() {
         })
         .collect();
     let index = build(dir.path(), &vectors, 1, 1000);
-    assert!(index.segments()[0].vector_lists.is_some());
+    assert!(index.segments()[0].vector_graph);
     let s = index.searcher();
+    let scores = |h: &[Hit]| h.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
     for q in [
         same.clone(),
         vec![1.0, 1.0, 1.0, 1.0],
         vec![-0.6, 0.1, -0.8, 0.0],
     ] {
         let exact = s.search_vector_exact(&q, 50).unwrap();
-        let all = s.search_vector(&q, &opts(50, usize::MAX)).unwrap();
+        let all = s
+            .search_vector(
+                &q,
+                &VectorSearchOptions {
+                    k: 50,
+                    effort: SearchEffort::Exhaustive,
+                },
+            )
+            .unwrap();
         assert_eq!(exactly(&all), exactly(&exact), "ties by ascending doc id");
-        assert_eq!(s.search_vector(&q, &opts(50, 1)).unwrap().len(), 50);
+        for ef in [1, DEFAULT_EF] {
+            // Among the copies, any 50 are a right answer: the scores must be the exact
+            // ones, and equal scores ranked by the lower doc id.
+            let some = s.search_vector(&q, &opts(50, ef)).unwrap();
+            assert_eq!(some.len(), 50);
+            let tied = scores(&exact)
+                .iter()
+                .filter(|&&b| b == scores(&exact)[49])
+                .count();
+            if tied == 50 || q == same {
+                assert_eq!(scores(&some), scores(&exact), "query {q:?}, ef {ef}");
+            }
+            assert!(
+                some.windows(2).all(|w| w[0].score > w[1].score
+                    || (w[0].score == w[1].score && w[0].doc < w[1].doc)),
+                "ties by ascending doc id: {some:?}"
+            );
+        }
     }
-    // The copies are the best matches of their own vector: one probe may find other
-    // copies than the lowest ids, never a lower score.
-    let exact = s.search_vector_exact(&same, 50).unwrap();
-    let some = s.search_vector(&same, &opts(50, 1)).unwrap();
-    let scores = |h: &[Hit]| h.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
-    assert_eq!(scores(&some), scores(&exact));
 }
 
-/// Ties between lists: mirror images about the query's axis score the same and sit in
-/// different lists, probed in either order; the lower doc id must still win.
+/// Ties that the walk meets in either order: mirror images about the query's axis score
+/// the same; the lower doc id must still win.
 #[test]
-fn ties_between_lists_go_to_the_lower_doc_id() {
+fn ties_between_mirror_images_go_to_the_lower_doc_id() {
     let dir = tempfile::tempdir().unwrap();
     // Pairs (cos t, sin t) and (cos t, -sin t), the lower id above the axis for even
     // pairs, below it for odd ones.
-    let vectors: Vec<Vec<f32>> = (0..2500)
+    let vectors: Vec<Vec<f32>> = (0..1500)
         .flat_map(|i| {
-            let t = 3.0 * i as f32 / 2500.0;
+            let t = 3.0 * i as f32 / 1500.0;
             let (c, s) = (t.cos(), t.sin());
             let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
             [vec![c, sign * s], vec![c, -sign * s]]
         })
         .collect();
     let index = build(dir.path(), &vectors, 1, 1000);
-    assert_eq!(index.segments()[0].vector_lists, Some(71));
+    assert!(index.segments()[0].vector_graph);
     let s = index.searcher();
     let q = [1.0f32, 0.0];
     for k in (1..60).step_by(2) {
         let exact = s.search_vector_exact(&q, k).unwrap();
         assert_eq!(exact[k - 1].doc % 2, 0, "the k-th is the first of a pair");
-        let all = s.search_vector(&q, &opts(k, usize::MAX)).unwrap();
+        let all = s
+            .search_vector(
+                &q,
+                &VectorSearchOptions {
+                    k,
+                    effort: SearchEffort::Exhaustive,
+                },
+            )
+            .unwrap();
         assert_eq!(exactly(&all), exactly(&exact), "k {k}");
+        // The walk meets both of a pair (they are each other's nearest) and keeps the
+        // lower id: the k-th hit, whose twin is left out, is the first of its pair.
+        let walked = s.search_vector(&q, &opts(k, DEFAULT_EF)).unwrap();
+        assert_eq!(exactly(&walked), exactly(&exact), "k {k}");
     }
 }
 
 #[test]
-fn one_dimension_splits_the_lists_by_sign_and_finds_the_exact_answer() {
+fn one_dimension_finds_the_exact_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let vectors: Vec<Vec<f32>> = (0..5000)
+    let vectors: Vec<Vec<f32>> = (0..3000)
         .map(|i| vec![uniform_vector(i, 1)[0] * 10.0])
         .collect();
     let index = build(dir.path(), &vectors, 1, 1000);
-    assert_eq!(index.segments()[0].vector_lists, Some(71));
+    assert!(index.segments()[0].vector_graph);
     let s = index.searcher();
     for q in [[0.7f32], [-2.0], [1e-3]] {
         let exact = s.search_vector_exact(&q, 10).unwrap();
@@ -497,35 +752,4 @@ fn one_dimension_splits_the_lists_by_sign_and_finds_the_exact_answer() {
             .unwrap();
         assert_eq!(exactly(&hits), exactly(&exact), "query {q:?}");
     }
-}
-
-#[test]
-fn the_same_documents_give_the_same_ivf_file_whatever_the_threads() {
-    let (vectors, _) = mixture_vectors(5000, 16, 13);
-    let files: Vec<Vec<u8>> = [1, 2, 1]
-        .iter()
-        .map(|&threads| {
-            let dir = tempfile::tempdir().unwrap();
-            let settings = IndexSettings {
-                vector_dim: Some(16),
-                ..Default::default()
-            };
-            let index = Index::create(dir.path(), settings).unwrap();
-            let mut w = index.writer().unwrap();
-            w.set_threads(threads).unwrap();
-            w.set_ivf(IvfSettings { min_docs: 1000 });
-            for (i, v) in vectors.iter().enumerate() {
-                w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
-                    .unwrap();
-            }
-            w.commit().unwrap();
-            let name = &index.segments()[0].name;
-            std::fs::read(dir.path().join(format!("{name}.ivf"))).unwrap()
-        })
-        .collect();
-    assert!(
-        files[0] == files[1],
-        "1 and 2 threads built different files"
-    );
-    assert!(files[0] == files[2], "two builds on 1 thread differ");
 }

@@ -1,6 +1,6 @@
 //! A full consistency check of an index directory: every file's footer and checksum,
 //! then every structure inside (term dictionaries, every postings list, lengths, stored
-//! records, delete sets, vectors and their lists), and every count the manifest records against the
+//! records, delete sets, vectors and their graphs), and every count the manifest records against the
 //! files it describes. Reports every problem found, not just the first.
 
 use std::path::Path;

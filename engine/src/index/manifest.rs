@@ -160,7 +160,10 @@ impl Manifest {
                     return Err(format!("{at} {} has a vector graph and no vectors", s.name));
                 }
                 if s.doc_count == 0 {
-                    return Err(format!("{at} {} has a vector graph and no documents", s.name));
+                    return Err(format!(
+                        "{at} {} has a vector graph and no documents",
+                        s.name
+                    ));
                 }
             }
             // Snapshot totals sum every field over every segment.

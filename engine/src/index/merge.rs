@@ -65,7 +65,9 @@ pub(crate) fn run_merge(
         graph,
         progress: progress.as_ref(),
     };
-    let result = merge_and_publish(shared, state, snapshot, range, &name, &fields, &settings, started);
+    let result = merge_and_publish(
+        shared, state, snapshot, range, &name, &fields, &settings, started,
+    );
     state.lock().merging = false;
     result.map(Some)
 }

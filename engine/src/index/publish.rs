@@ -12,8 +12,8 @@ use super::snapshot::LiveSegment;
 use super::{Failpoint, Manifest, Shared, Snapshot};
 use crate::directory::fsync_dir;
 use crate::error::{Error, Result};
-use crate::segment::SegmentComponent;
 use crate::segment::CommitProgress;
+use crate::segment::SegmentComponent;
 use crate::vectors::GraphSettings;
 
 /// What the writer and its merges share, behind one mutex.

@@ -507,8 +507,20 @@ mod tests {
             })
             .collect();
         let settings = GraphSettings::default();
-        let without = build(&docs, GraphSettings { min_docs: 401, ..settings });
-        let with = build(&docs, GraphSettings { min_docs: 400, ..settings });
+        let without = build(
+            &docs,
+            GraphSettings {
+                min_docs: 401,
+                ..settings
+            },
+        );
+        let with = build(
+            &docs,
+            GraphSettings {
+                min_docs: 400,
+                ..settings
+            },
+        );
         assert!(!without.meta.vector_graph);
         assert!(with.meta.vector_graph);
         let graph_file = with

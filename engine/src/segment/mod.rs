@@ -133,11 +133,7 @@ impl SegmentMeta {
 
     /// The component files of this segment.
     pub fn components(&self) -> Vec<SegmentComponent> {
-        SegmentComponent::all(
-            &self.fields,
-            self.vector_dim.is_some(),
-            self.vector_graph,
-        )
+        SegmentComponent::all(&self.fields, self.vector_dim.is_some(), self.vector_graph)
     }
 
     /// Every file this segment uses now: its components and its delete file.

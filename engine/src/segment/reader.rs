@@ -13,9 +13,8 @@
 //! - on a stored-document fetch: its compressed block;
 //! - on an exact vector search or a merge: the whole vectors file, the first time (its
 //!   header chunk at open);
-//! - on an approximate vector search: the IVF file's lists and their structure, the
-//!   first time (its header chunk at open), and each probed list's rows the first time
-//!   they are read;
+//! - on an approximate vector search: the whole graph file and its structure, and the
+//!   whole vectors file, the first time (their header chunks at open);
 //! - on a walk or scan (merges, `check_index`, the writer's id set): each block as it
 //!   is reached.
 //!
@@ -57,7 +56,7 @@ pub(crate) struct SegmentReader {
     store: StoreReader,
     /// `Some` exactly when the manifest gives the segment a vector dimension.
     vectors: Option<VectorsFile>,
-    /// `Some` exactly when the manifest gives the segment vector lists.
+    /// `Some` exactly when the manifest gives the segment a vector graph.
     graph: Option<GraphFile>,
 }
 

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
+use super::VectorTable;
 use super::file::VectorsFile;
 use super::graph::{body_len, write_graph};
 use super::hnsw::{self, HnswParams};
-use super::VectorTable;
 use crate::error::Result;
 use crate::segment::footer;
 use crate::segment::sealed_file::SealedFileWriter;

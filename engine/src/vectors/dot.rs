@@ -202,7 +202,11 @@ mod tests {
     /// exact one, with room for both kernels' orders (each rounding adds at most
     /// ε/2 of a partial sum, and no partial sum exceeds `Σ|qᵢ·rᵢ|`).
     fn bound(q: &[f32], r: &[f32]) -> f64 {
-        let magnitude: f64 = q.iter().zip(r).map(|(&a, &b)| (a as f64 * b as f64).abs()).sum();
+        let magnitude: f64 = q
+            .iter()
+            .zip(r)
+            .map(|(&a, &b)| (a as f64 * b as f64).abs())
+            .sum();
         4.0 * q.len().max(1) as f64 * f64::from(f32::EPSILON) * magnitude + f64::MIN_POSITIVE
     }
 
@@ -214,7 +218,10 @@ mod tests {
             s ^= s << 17;
             ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 4.0
         };
-        ((0..n).map(|_| next()).collect(), (0..n).map(|_| next()).collect())
+        (
+            (0..n).map(|_| next()).collect(),
+            (0..n).map(|_| next()).collect(),
+        )
     }
 
     /// Every length around the register blocks, both kernels against a one-line f64 sum.
@@ -225,7 +232,10 @@ mod tests {
             let naive: f64 = q.iter().zip(&r).map(|(&a, &b)| a as f64 * b as f64).sum();
             let tolerance = bound(&q, &r);
             let row = bytes(&r);
-            for (name, got) in [("dispatched", dot(&q, &row)), ("portable", portable(&q, &row))] {
+            for (name, got) in [
+                ("dispatched", dot(&q, &row)),
+                ("portable", portable(&q, &row)),
+            ] {
                 assert!(
                     (got as f64 - naive).abs() <= tolerance,
                     "{name} n {n}: {got} vs {naive} (tolerance {tolerance})"
@@ -252,7 +262,11 @@ mod tests {
                 let fast = unsafe { avx2::dot(q.as_ptr(), row.as_ptr(), n) };
                 let again = unsafe { avx2::dot(q.as_ptr(), row.as_ptr(), n) };
                 assert_eq!(fast.to_bits(), again.to_bits(), "n {n}: not repeatable");
-                assert_eq!(fast.to_bits(), dot(&q, &row).to_bits(), "n {n}: not dispatched");
+                assert_eq!(
+                    fast.to_bits(),
+                    dot(&q, &row).to_bits(),
+                    "n {n}: not dispatched"
+                );
                 let slow = portable(&q, &row);
                 assert!(
                     (f64::from(fast) - f64::from(slow)).abs() <= 2.0 * bound(&q, &r),
@@ -281,11 +295,18 @@ mod tests {
         for n in [1, 9, 40, 384] {
             let (q, r) = vectors(n, 77 + n as u64);
             let (qb, rb) = (bytes(&q), bytes(&r));
-            assert_eq!(dot_rows(&qb, &rb).to_bits(), dot(&q, &rb).to_bits(), "n {n}");
+            assert_eq!(
+                dot_rows(&qb, &rb).to_bits(),
+                dot(&q, &rb).to_bits(),
+                "n {n}"
+            );
             // Unaligned: the rows one byte into a buffer.
             let mut shifted = vec![0u8; 1];
             shifted.extend_from_slice(&qb);
-            assert_eq!(dot_rows(&shifted[1..], &rb).to_bits(), dot(&q, &rb).to_bits());
+            assert_eq!(
+                dot_rows(&shifted[1..], &rb).to_bits(),
+                dot(&q, &rb).to_bits()
+            );
         }
     }
 

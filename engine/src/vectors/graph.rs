@@ -70,7 +70,10 @@ pub(crate) fn write_graph(
     mut sink: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     let mut header = [0u8; HEADER_LEN];
-    for (i, v) in [docs, dim, m, layers.len() as u32, entry].iter().enumerate() {
+    for (i, v) in [docs, dim, m, layers.len() as u32, entry]
+        .iter()
+        .enumerate()
+    {
         header[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
     }
     sink(&header)?;
@@ -108,7 +111,10 @@ pub(crate) fn write_graph(
 pub(crate) fn body_len(docs: usize, m: usize, upper: &[usize]) -> usize {
     HEADER_LEN
         + 4 * docs * (1 + 2 * m)
-        + upper.iter().map(|&n| 4 * (1 + n + n * (1 + m))).sum::<usize>()
+        + upper
+            .iter()
+            .map(|&n| 4 * (1 + n + n * (1 + m)))
+            .sum::<usize>()
 }
 
 /// What the header says, checked against the manifest and the bounds.
@@ -154,8 +160,7 @@ impl GraphHeader {
             )));
         }
         // Layer 0 alone, in u128: no header (a fuzzer's included) can overflow it.
-        let layer0 =
-            HEADER_LEN as u128 + 4 * u128::from(docs) * (1 + 2 * u128::from(m));
+        let layer0 = HEADER_LEN as u128 + 4 * u128::from(docs) * (1 + 2 * u128::from(m));
         if layer0 > body.len() as u128 {
             return Err(Error::Truncated {
                 path: path.to_path_buf(),

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use super::dot::{dot, dot_rows, prefetch};
 use super::file::Rows;
 use super::graph::{LayerLinks, MAX_LAYERS};
-use super::visited::Visited;
+use super::visited::{Visited, with_visited};
 
 /// How a graph is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,16 +148,23 @@ pub(crate) fn build(
         }
     };
     let first = SEQUENTIAL_START.min(docs);
-    for doc in 1..first {
-        builder.insert(doc as u32, levels[doc], &mut Visited::default());
-        report(1);
-    }
-    (first..docs).into_par_iter().for_each_init(Visited::default, |visited, doc| {
-        builder.insert(doc as u32, levels[doc], visited);
+    with_visited(|visited| {
+        for (doc, &level) in levels.iter().enumerate().take(first).skip(1) {
+            builder.insert(doc as u32, level, visited);
+            report(1);
+        }
+    });
+    // Each thread's own visited marks (4 bytes a document), reused for every document
+    // it inserts: one allocation a thread, not one a rayon task.
+    (first..docs).into_par_iter().for_each(|doc| {
+        with_visited(|visited| builder.insert(doc as u32, levels[doc], visited));
         report(1);
     });
     progress(docs as u64, docs as u64);
-    builder.finish()
+    let mut built = builder.finish();
+    // The marks, one array a thread, and the layers drawn for each document.
+    built.heap_bytes += 4 * docs * rayon::current_num_threads() + 8 * docs;
+    built
 }
 
 /// The most neighbours a document keeps on layer `l`.
@@ -167,7 +174,9 @@ fn max_links(m: usize, l: usize) -> usize {
 
 impl Builder<'_> {
     fn row(&self, doc: u32) -> &[u8] {
-        self.rows.row(doc as usize).expect("the graph names its own rows")
+        self.rows
+            .row(doc as usize)
+            .expect("the graph names its own rows")
     }
 
     fn score(&self, query: &[f32], doc: u32) -> f32 {
@@ -177,7 +186,12 @@ impl Builder<'_> {
     /// A copy of `doc`'s neighbours on layer `l`, taken under its lock.
     fn links(&self, doc: u32, l: usize, into: &mut Vec<u32>) {
         into.clear();
-        into.extend(self.nodes[doc as usize].links[l].lock().iter().map(|s| s.doc));
+        into.extend(
+            self.nodes[doc as usize].links[l]
+                .lock()
+                .iter()
+                .map(|s| s.doc),
+        );
     }
 
     fn insert(&self, doc: u32, level: usize, visited: &mut Visited) {
@@ -205,10 +219,19 @@ impl Builder<'_> {
             // Another thread may already link to this document on this layer.
             found.retain(|s| s.doc != doc);
             let chosen = self.choose(&found, self.params.m);
+            // Its own list first: once a neighbour links back, other threads can reach
+            // this document and link to it, and their links must not be overwritten.
+            {
+                let mut own = self.nodes[doc as usize].links[l].lock();
+                for &s in &chosen {
+                    if !own.iter().any(|o| o.doc == s.doc) {
+                        own.push(s);
+                    }
+                }
+            }
             for s in &chosen {
                 self.link_back(s.doc, doc, s.score, l);
             }
-            *self.nodes[doc as usize].links[l].lock() = chosen;
             entries = found;
         }
         if level > top {
@@ -342,7 +365,9 @@ impl Builder<'_> {
                 if l > 0 {
                     layers[l].nodes.push(doc as u32);
                 }
-                layers[l].neighbours.push(list.iter().map(|s| s.doc).collect());
+                layers[l]
+                    .neighbours
+                    .push(list.iter().map(|s| s.doc).collect());
             }
         }
         BuiltGraph {

@@ -32,8 +32,8 @@ pub(crate) fn merged_dim(sources: &[MergeSource<'_>]) -> Result<Option<u32>> {
 /// then every kept row. `doc_maps[s][doc]` is source `s`'s document `doc`'s new id, or
 /// [`PURGED`]. Every source's rows are verified (their chunk CRCs) before they are
 /// copied, and a kept row holding a value that is not a finite number (a crafted file
-/// with valid checksums) is an error naming its file: the merged file, and the IVF file
-/// clustered from it, hold finite values only.
+/// with valid checksums) is an error naming its file: the merged file, and the graph
+/// built from it, hold finite values only.
 pub(crate) fn write_merged_vectors(
     sources: &[MergeSource<'_>],
     doc_maps: &[Vec<u32>],

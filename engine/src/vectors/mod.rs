@@ -28,15 +28,15 @@ mod input;
 mod merge;
 mod visited;
 
-pub(crate) use ann::{Segment as WalkedSegment, top_k as approximate_top_k};
 pub use ann::{DEFAULT_EF, SearchEffort, VectorSearchOptions, VectorSearchStats};
+pub(crate) use ann::{Segment as WalkedSegment, top_k as approximate_top_k};
 pub use build::{DEFAULT_EF_CONSTRUCTION, DEFAULT_GRAPH_MIN_DOCS, DEFAULT_M, GraphSettings};
 pub(crate) use build::{graph_body, write_merged_graph};
 pub use dot::kernel_name as dot_kernel;
 pub(crate) use file::{VectorTable, VectorsFile, encode_rows};
 pub(crate) use graph::{GraphFile, GraphHeader};
-pub(crate) use visited::Visited;
 pub use graph::{MAX_LAYERS, MAX_M, MIN_M};
 pub use input::{MAX_VECTOR_DIM, VectorProblem};
 pub(crate) use input::{check_document, check_query, checked_dim};
 pub(crate) use merge::{merged_dim, write_merged_vectors};
+pub(crate) use visited::Visited;
