@@ -47,6 +47,24 @@ bench: build
 		--queries $(DEMO_DIR)/corpus/queries.jsonl $(BENCH_FLAGS) \
 		--json $(BENCH_OUT)/bench.json --svg $(BENCH_OUT)/bench.svg
 
+# Instructions per query (docs/PERF.md, "Instructions per query"): 1,000 queries of the
+# demo corpus counted under valgrind's callgrind, per query class. Installs Debian's
+# valgrind if it is missing (as root, or with sudo). Not in `make test`.
+# Override e.g. COST_FLAGS="--count 200 --candidate main".
+COST_FLAGS ?= --count 1000
+.PHONY: cost valgrind
+valgrind:
+	@command -v valgrind >/dev/null 2>&1 || { \
+		echo "valgrind is missing: installing Debian's"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y valgrind; \
+		elif command -v sudo >/dev/null 2>&1; then sudo apt-get update && sudo apt-get install -y valgrind; \
+		else echo "run as root, or: apt-get install valgrind" >&2; exit 1; fi; }
+cost: build valgrind
+	@test -d $(DEMO_DIR)/index || bash scripts/demo.sh
+	@mkdir -p results
+	$(RELEASE_BIN)/heddle-eval cost --index $(DEMO_DIR)/index \
+		--queries $(DEMO_DIR)/corpus/queries.jsonl $(COST_FLAGS) --json results/cost.json
+
 # The HTML reports (`--html`) in a real browser: a small synthetic index, a short `bench`
 # and `bench --writes`, each page rendered by headless Chromium (screenshot and DOM under
 # results/report-check/); fails on a missing section or chart, an SVG that is not

@@ -660,13 +660,22 @@ fn per_query_report(
         share_of.insert(q, shares);
     }
     let shares = |q: &str| -> Option<Vec<f64>> { share_of.get(q).cloned() };
-    Ok(per_query::report(
+    let mut report = per_query::report(
         &["heddle", "tantivy"],
         passes,
         &texts,
         &[&h.per_query_median_us, &t.per_query_median_us],
         &shares,
-    ))
+    );
+    if let Some(r) = report.as_mut() {
+        per_query::add_cpu(
+            r,
+            &texts,
+            &[&h.per_query_cpu_median_us, &t.per_query_cpu_median_us],
+            &shares,
+        );
+    }
+    Ok(report)
 }
 
 /// The memory rung's rate: the fastest rung where no engine shed (it stresses memory

@@ -116,6 +116,10 @@ pub struct RatioRow {
     /// heddle / tantivy.
     pub ratio: Option<f64>,
     pub note: String,
+    /// Taken from a ladder rung the machine disturbed (docs/PERF.md, rule 8) for either
+    /// engine: the ratio may be the machine's (absent from runs before it was marked).
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 impl RatioRow {
@@ -137,7 +141,13 @@ impl RatioRow {
             tantivy,
             ratio,
             note: String::new(),
+            disturbed: false,
         }
+    }
+
+    fn disturbed(mut self, disturbed: bool) -> Self {
+        self.disturbed = disturbed;
+        self
     }
 
     fn note(mut self, note: &str) -> Self {
@@ -293,7 +303,15 @@ fn ladder_rows(l: &BenchReport) -> Vec<RatioRow> {
             _ if !h.valid || !t.valid => "invalid rung",
             _ => "",
         };
-        for (q, hv, tv) in [("p50", &h.p50_us, &t.p50_us), ("p99", &h.p99_us, &t.p99_us)] {
+        let disturbed = h.disturbed || t.disturbed;
+        for (q, hv, tv) in [
+            ("p50", &h.p50_us, &t.p50_us),
+            ("p99", &h.p99_us, &t.p99_us),
+            ("cpu p50", &h.cpu_p50_us, &t.cpu_p50_us),
+        ] {
+            if q.starts_with("cpu") && (hv.is_none() || tv.is_none()) {
+                continue; // a ladder from before CPU time was measured
+            }
             rows.push(
                 RatioRow::new(
                     &format!("ladder {} {q}", i + 1),
@@ -302,7 +320,8 @@ fn ladder_rows(l: &BenchReport) -> Vec<RatioRow> {
                     hv.map(|s| s.median as f64 / 1e6),
                     tv.map(|s| s.median as f64 / 1e6),
                 )
-                .note(note),
+                .note(note)
+                .disturbed(disturbed),
             );
         }
     }
@@ -327,7 +346,8 @@ fn ladder_rows(l: &BenchReport) -> Vec<RatioRow> {
                     Some(h.achieved_rate.median),
                     Some(t.achieved_rate.median),
                 )
-                .note(note),
+                .note(note)
+                .disturbed(h.disturbed || t.disturbed),
             );
         }
     }
@@ -422,6 +442,14 @@ impl Footnotes {
     }
 }
 
+/// What marks a ratio from a disturbed rung, and what the mark means.
+fn disturbed_mark(disturbed: bool) -> &'static str {
+    if disturbed { " D" } else { "" }
+}
+
+const DISTURBED_LEGEND: &str = "D: from a ladder rung the machine disturbed for either engine \
+     (docs/PERF.md, rule 8): the ratio may be the machine's; the cpu rows are the least affected";
+
 /// The ratio table of one run.
 pub fn render_ratios(report: &CompareReport) -> String {
     let mut out = String::new();
@@ -501,7 +529,9 @@ pub fn render_ratios(report: &CompareReport) -> String {
             label,
             cell(row.heddle),
             cell(row.tantivy),
-            row.ratio.map_or("-".to_string(), |r| format!("{r:.2}×")),
+            row.ratio.map_or("-".to_string(), |r| {
+                format!("{r:.2}×{}", disturbed_mark(row.disturbed))
+            }),
             reading_cell,
         ]);
     }
@@ -510,6 +540,9 @@ pub fn render_ratios(report: &CompareReport) -> String {
         "\nratios (heddle / tantivy; above 1: heddle's figure is larger)"
     );
     out.push_str(&t.render());
+    if report.ratios.iter().any(|r| r.disturbed) {
+        let _ = writeln!(out, "{DISTURBED_LEGEND}");
+    }
     notes.render(&mut out);
     out.push_str(&held::render(&report.held));
     // The prose above the table, wrapped where it runs past 100 columns.
@@ -646,15 +679,21 @@ pub fn render_summary(runs: &[CompareReport]) -> String {
                 .trim_start()
                 .to_string();
         }
+        let disturbed = same.iter().any(|r| r.disturbed);
         t.row(vec![
             label,
             h.map_or("-".into(), |s| fmt_spread(&s, |v| show(row.kind, v))),
             tv.map_or("-".into(), |s| fmt_spread(&s, |v| show(row.kind, v))),
-            ratio.map_or("-".into(), |s| fmt_spread(&s, |v| format!("{v:.2}×"))),
+            ratio.map_or("-".into(), |s| {
+                fmt_spread(&s, |v| format!("{v:.2}×")) + disturbed_mark(disturbed)
+            }),
             reading_cell,
         ]);
     }
     out.push_str(&t.render());
+    if runs.iter().flat_map(|r| &r.ratios).any(|r| r.disturbed) {
+        let _ = writeln!(out, "{DISTURBED_LEGEND} (in any run)");
+    }
     notes.render(&mut out);
     let held: Vec<&[EngineHold]> = runs.iter().map(|r| r.held.as_slice()).collect();
     out.push_str(&held::render_runs(&held));

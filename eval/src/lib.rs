@@ -5,6 +5,7 @@ pub mod ab;
 pub mod allocator;
 pub mod bench;
 pub mod cli;
+pub mod cost;
 #[cfg(feature = "embed")]
 pub mod embed;
 pub mod encoding;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use heddle_eval::ab::binary::Build;
-use heddle_eval::ab::figures::{self, RungFigures};
+use heddle_eval::ab::figures::{self, Better, Figure, Measure, RungFigures};
 use heddle_eval::ab::order::Side;
 use heddle_eval::ab::policy::Policy;
 use heddle_eval::ab::report::{AbReport, Mode, render};
@@ -37,6 +37,9 @@ struct Simulated {
     seed: u64,
     /// The run (0-based, in session order) whose rungs report a disturbance.
     disturbed_run: Option<usize>,
+    /// Instructions per query of each build, as a cost run counts them: the same every
+    /// run but for a few instructions of nondeterminism.
+    instructions: Option<(f64, f64)>,
 }
 
 impl Runner for Simulated {
@@ -62,8 +65,23 @@ impl Runner for Simulated {
                 }
             })
             .collect();
+        let mut figures = figures::ladder(&rungs, WORKERS);
+        if let Some((a, b)) = self.instructions {
+            let per_query = match side {
+                Side::Baseline => a,
+                Side::Candidate => b,
+            } + (run_index % 3) as f64; // a few instructions either way
+            figures.push(Figure {
+                key: "instr/query all".to_string(),
+                kind: "instructions".to_string(),
+                better: Better::Lower,
+                value: Some(per_query),
+                unit: "count".to_string(),
+                measure: Measure::Instructions,
+            });
+        }
         Ok(RunFigures {
-            figures: figures::ladder(&rungs, WORKERS),
+            figures,
             window_secs: 60.0,
             environment: None,
             disturbed: if self.disturbed_run == Some(run_index) {
@@ -97,6 +115,7 @@ fn session(mode: Mode, policy: Policy, floor: Option<AbReport>) -> Session {
         policy,
         floor: floor.map(|f| ("floor.json".to_string(), f)),
         seed: 7,
+        cost_note: String::new(),
     }
 }
 
@@ -106,6 +125,7 @@ fn simulated(a_us: u64, b_us: u64, seed: u64) -> Simulated {
         candidate_mean: Duration::from_micros(b_us),
         seed,
         disturbed_run: None,
+        instructions: None,
     }
 }
 
@@ -183,6 +203,40 @@ fn a_disturbed_run_withholds_every_verdict() {
         "{text}"
     );
     assert!(text.contains("ungateable: limit ≤ floor"), "{text}");
+}
+
+/// Issue 35: on a busy machine every run is disturbed and the latency verdicts are
+/// withheld, but instructions do not wait for a core: a 2% change in them is still a
+/// gateable regression of the right sign, and the report says in one line what it
+/// could judge from what.
+#[test]
+fn instructions_give_a_verdict_when_latency_is_withheld() {
+    for (a, b, expected) in [
+        (1_000_000.0, 1_020_000.0, Verdict::Regression),
+        (1_000_000.0, 980_000.0, Verdict::Improvement),
+        (1_000_000.0, 1_000_000.0, Verdict::NoChange),
+    ] {
+        let mut runner = simulated(1_000, 1_000, 3);
+        runner.disturbed_run = Some(2);
+        runner.instructions = Some((a, b));
+        let r = run_session(&mut runner, session(Mode::Ab, Policy::project(), None)).unwrap();
+        let text = render(&r);
+        let instr = r
+            .figures
+            .iter()
+            .find(|f| f.key == "instr/query all")
+            .unwrap();
+        assert_eq!(instr.verdict, expected, "{text}");
+        assert!(instr.floor.unwrap() < 0.001, "{text}");
+        for f in r.figures.iter().filter(|f| f.measure == Measure::Wall) {
+            assert!(f.withheld && f.verdict == Verdict::Ungateable, "{}", f.key);
+        }
+        assert!(
+            text.contains("gateable: instructions (1 of 1, floor ≤ 0.00%)")
+                && text.contains("not: latency (withheld: a run was disturbed)"),
+            "{text}"
+        );
+    }
 }
 
 /// Two pairs are too few for a verdict: the session's own floor would rest on two runs
@@ -450,6 +504,31 @@ fn ab_runs_end_to_end_and_captures_between_the_markers_only() {
             "{} {:?}",
             f.key,
             f.verdict
+        );
+    }
+    // Issue 35: each run also counted its queries' instructions under callgrind (where
+    // valgrind is installed; without it the report says so and the session goes on).
+    let valgrind = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let instr = report.figures.iter().find(|f| f.key == "instr/query all");
+    if valgrind {
+        let instr = instr.expect("instruction figures with valgrind installed");
+        assert_eq!(instr.verdict, Verdict::NoChange, "{out}");
+        assert!(
+            instr.floor.unwrap() <= 0.001,
+            "A/A instruction floor: {out}"
+        );
+        assert!(
+            out.contains("gateable: ") && out.contains("instructions ("),
+            "{out}"
+        );
+    } else {
+        eprintln!("SKIPPED the instruction figures: valgrind is not installed");
+        assert!(
+            instr.is_none() && out.contains("instructions: not counted"),
+            "{out}"
         );
     }
     let after = std::fs::read_to_string(&doc).unwrap();

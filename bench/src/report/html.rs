@@ -44,8 +44,11 @@ pub fn page(report: &CompareReport, ladder: &BenchReport, agreement: Option<&str
                 if !row.note.is_empty() {
                     words = format!("{words} ({})", row.note);
                 }
+                if row.disturbed {
+                    words = format!("{words} (from a disturbed rung: may be the machine's)");
+                }
                 (
-                    None,
+                    row.disturbed.then_some("disturbed"),
                     vec![
                         row.label.clone(),
                         cell(row.heddle),

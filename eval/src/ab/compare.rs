@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::figures::{Better, Figure};
+use super::figures::{Better, Figure, Measure};
 use super::order::Side;
 use super::policy::Policy;
 use super::runner::RunRecord;
@@ -44,6 +44,12 @@ pub struct FigureResult {
     pub floor_source: FloorSource,
     pub threshold: f64,
     pub verdict: Verdict,
+    /// Wall clock, CPU time or instructions (older reports: wall clock).
+    #[serde(default)]
+    pub measure: Measure,
+    /// The verdict was withheld because a run was disturbed (a wall-clock figure only).
+    #[serde(default)]
+    pub withheld: bool,
 }
 
 /// The figure `key` of every run, by pair and side.
@@ -106,8 +112,10 @@ pub fn compare(
     seed: u64,
 ) -> Vec<FigureResult> {
     let pairs = records.iter().map(|r| r.pair + 1).max().unwrap_or(0);
-    // A run the machine may have set (rule 8) withholds every verdict: its figures are
-    // shown, but no threshold can tell a regression from the disturbance.
+    // A run the machine may have set (rule 8) withholds every wall-clock verdict: its
+    // figures are shown, but no threshold can tell a regression from the disturbance.
+    // CPU time and instructions do not include the wait for a core; their own floors
+    // gate them.
     let disturbed = records.iter().any(|r| !r.measured.disturbed.is_empty());
     let mut keys: Vec<&Figure> = Vec::new();
     for f in records.iter().flat_map(|r| &r.measured.figures) {
@@ -147,11 +155,13 @@ pub fn compare(
                 floor,
                 floor_source,
                 threshold,
-                verdict: if disturbed {
+                verdict: if disturbed && f.measure == Measure::Wall {
                     Verdict::Ungateable
                 } else {
                     decide(both.len(), change, interval, floor, threshold, f.better)
                 },
+                measure: f.measure,
+                withheld: disturbed && f.measure == Measure::Wall,
             }
         })
         .collect()

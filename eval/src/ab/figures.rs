@@ -18,6 +18,33 @@ pub enum Better {
     Higher,
 }
 
+/// What kind of measurement a figure is, which decides what can disturb it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// Wall-clock: latency, capacity, commit times. Another tenant's CPU, a late
+    /// dispatcher or a suspend can set it, so a disturbed run withholds its verdict.
+    #[default]
+    Wall,
+    /// The worker thread's own CPU time per request: waiting for a core is not in it,
+    /// so it stands on a busy machine, gated by its own floor (shared caches and a
+    /// sibling hyperthread still move it: the floor says by how much).
+    Cpu,
+    /// Instructions (and simulated cache misses) counted by callgrind: the same on a
+    /// busy machine as on a quiet one; its floor is the build's own nondeterminism.
+    Instructions,
+}
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Wall => "latency",
+            Measure::Cpu => "CPU time",
+            Measure::Instructions => "instructions",
+        }
+    }
+}
+
 /// One figure of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
@@ -29,8 +56,11 @@ pub struct Figure {
     /// µs for times, requests per second for capacity; absent when the run could not
     /// report it (too few samples beyond a quantile: rule 3).
     pub value: Option<f64>,
-    /// How the figure is shown: `µs`, `s` or `/s`.
+    /// How the figure is shown: `µs`, `s`, `/s` or `count`.
     pub unit: String,
+    /// Reports before CPU time and instructions were measured hold only wall figures.
+    #[serde(default)]
+    pub measure: Measure,
 }
 
 fn latency(key: &str, kind: &str, v: Option<u64>) -> Figure {
@@ -40,7 +70,51 @@ fn latency(key: &str, kind: &str, v: Option<u64>) -> Figure {
         better: Better::Lower,
         value: v.map(|v| v as f64),
         unit: "µs".to_string(),
+        measure: Measure::Wall,
     }
+}
+
+/// A CPU-time figure: a quantile of the worker threads' CPU time per request, µs.
+fn cpu(key: &str, kind: &str, v: Option<u64>) -> Figure {
+    Figure {
+        measure: Measure::Cpu,
+        ..latency(key, kind, v)
+    }
+}
+
+/// The figures of a cost run: instructions per query for all queries and each
+/// document-frequency class (term-count classes overlap them and are left to the cost
+/// report), and the simulated cache misses per query over all.
+pub fn from_cost(r: &crate::cost::report::CostReport) -> Vec<Figure> {
+    let count = |key: String, kind: &str, v: f64| Figure {
+        key,
+        kind: kind.to_string(),
+        better: Better::Lower,
+        value: Some(v),
+        unit: "count".to_string(),
+        measure: Measure::Instructions,
+    };
+    let mut out = Vec::new();
+    for c in r.classes.iter().filter(|c| !c.class.ends_with(" terms")) {
+        out.push(count(
+            format!("instr/query {}", c.class),
+            "instructions",
+            c.instructions,
+        ));
+    }
+    if let Some(all) = r.classes.iter().find(|c| c.class == "all") {
+        out.push(count(
+            "D1 miss/query".to_string(),
+            "cache-misses",
+            all.d1_misses,
+        ));
+        out.push(count(
+            "LL miss/query".to_string(),
+            "cache-misses",
+            all.ll_misses,
+        ));
+    }
+    out
 }
 
 /// One rung's figures as the ladder measured them.
@@ -72,6 +146,7 @@ pub fn ladder(rungs: &[RungFigures], servers: usize) -> Vec<Figure> {
             .filter(|&s| s > 0.0)
             .map(|s| servers as f64 / (s / 1e6)),
         unit: "/s".to_string(),
+        measure: Measure::Wall,
     });
     out
 }
@@ -92,7 +167,26 @@ pub fn from_ladder(r: &BenchReport) -> anyhow::Result<Vec<Figure>> {
             mean_service_us: x.service_us.mean,
         })
         .collect();
-    Ok(ladder(&rungs, servers(&r.settings)))
+    let mut out = ladder(&rungs, servers(&r.settings));
+    out.extend(cpu_figures(e.rungs.iter().filter(|x| x.repetition == 0)));
+    Ok(out)
+}
+
+/// Each rung's service CPU p50, p90 and p99 (absent in reports from builds that did not
+/// measure it: then no figure at all, rather than an absent one per run).
+pub fn cpu_figures<'a>(
+    rungs: impl Iterator<Item = &'a crate::bench::report::RungReport>,
+) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for (i, x) in rungs.enumerate() {
+        let Some(c) = &x.service_cpu_us else {
+            continue;
+        };
+        out.push(cpu(&format!("rung {} cpu p50", i + 1), "cpu-p50", c.p50));
+        out.push(cpu(&format!("rung {} cpu p90", i + 1), "cpu-p90", c.p90));
+        out.push(cpu(&format!("rung {} cpu p99", i + 1), "cpu-p99", c.p99));
+    }
+    out
 }
 
 /// Why a ladder run's figures may be the machine's: each of its measured rungs that was
@@ -113,13 +207,20 @@ pub fn disturbed_in_ladder(r: &BenchReport) -> Vec<String> {
         .collect()
 }
 
-/// Why a writes run's figures may be the machine's: other processes used more CPU
-/// during its first trial than the bound of rule 8.
+/// Why a writes run's figures may be the machine's: its first trial, or one of that
+/// trial's commit windows, was disturbed (rule 8 applied by the writes arm). A report
+/// from a build before the arm judged disturbance: other processes' CPU over the trial.
 pub fn disturbed_in_writes(r: &WritesReport) -> Vec<String> {
+    let Some(t) = r.trials.first() else {
+        return Vec::new();
+    };
+    let judged = t.run.all_disturbances();
+    if !judged.is_empty() {
+        return judged;
+    }
     let bound = r.settings.others_bound();
-    r.trials
-        .first()
-        .and_then(|t| t.run.others_cpu)
+    t.run
+        .others_cpu
         .filter(|&o| o > bound)
         .map(|o| format!("other processes used {o:.2} cores (at most {bound:.2} may)"))
         .into_iter()
@@ -140,6 +241,12 @@ pub fn from_writes(r: &WritesReport) -> anyhow::Result<Vec<Figure>> {
         out.push(latency(&format!("{name} p90"), "p90", l.p90));
         out.push(latency(&format!("{name} p99"), "p99", l.p99));
     }
+    for (name, class) in [("in-commit", &t.run.in_commit), ("outside", &t.run.outside)] {
+        if let Some(c) = &class.cpu_us {
+            out.push(cpu(&format!("{name} cpu p50"), "cpu-p50", c.p50));
+            out.push(cpu(&format!("{name} cpu p99"), "cpu-p99", c.p99));
+        }
+    }
     let median = |v: Vec<f64>| crate::bench::stats::spread(&v).map(|s| s.median);
     let secs = |key: String, v: Option<f64>| Figure {
         key,
@@ -147,6 +254,7 @@ pub fn from_writes(r: &WritesReport) -> anyhow::Result<Vec<Figure>> {
         better: Better::Lower,
         value: v,
         unit: "s".to_string(),
+        measure: Measure::Wall,
     };
     out.push(secs(
         "commit wall".to_string(),
@@ -180,6 +288,7 @@ pub fn from_writes(r: &WritesReport) -> anyhow::Result<Vec<Figure>> {
             better: Better::Lower,
             value: median(exclusive),
             unit: "µs".to_string(),
+            measure: Measure::Wall,
         });
     }
     Ok(out)

@@ -132,6 +132,16 @@ pub struct AbArgs {
     #[arg(long, value_name = "RATIO")]
     pub max_lag_ratio: Option<f64>,
 
+    /// After each run's bench, count this many queries' instructions under callgrind
+    /// (`heddle-eval cost`; 0: none). Skipped, and said, without valgrind or when a
+    /// build has no `cost` command.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub cost_queries: usize,
+
+    /// The valgrind the instruction counts run under [default: `valgrind` on the PATH].
+    #[arg(long, value_name = "PATH")]
+    pub valgrind: Option<PathBuf>,
+
     /// The regression policy [default: eval/regression-policy.json, built in].
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
@@ -175,6 +185,8 @@ pub struct Session {
     /// `--floor`: its path and report.
     pub floor: Option<(String, AbReport)>,
     pub seed: u64,
+    /// Whether instructions were counted, and if not why not.
+    pub cost_note: String,
 }
 
 /// Runs the pairs with `runner` and compares them.
@@ -242,6 +254,7 @@ pub fn run_session(runner: &mut dyn Runner, s: Session) -> anyhow::Result<AbRepo
         floor_file,
         floor_note,
         windows_equal: runs.is_empty() || hi <= lo * 1.05,
+        cost: s.cost_note,
         runs,
         figures,
     })
@@ -339,6 +352,49 @@ fn calibrate(baseline: &Path, a: &AbArgs, workdir: &Path) -> anyhow::Result<f64>
         .context("the calibration reported no capacity")
 }
 
+/// Whether each run also counts instructions: valgrind is there and every build has the
+/// `cost` command. Never an error: without either, the session measures time only, and
+/// the note says why.
+fn cost_run(a: &AbArgs, binaries: &[&str]) -> (Option<runner::CostRun>, String) {
+    if a.cost_queries == 0 {
+        return (
+            None,
+            "instructions: not counted (--cost-queries 0)".to_string(),
+        );
+    }
+    let valgrind = match crate::cost::callgrind::find_valgrind(a.valgrind.as_deref()) {
+        Ok(v) => v,
+        Err(e) => return (None, format!("instructions: not counted: {e}")),
+    };
+    for b in binaries {
+        let has_cost = std::process::Command::new(b)
+            .args(["cost", "--help"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !has_cost {
+            return (
+                None,
+                format!("instructions: not counted: {b} has no `cost` command (an older build)"),
+            );
+        }
+    }
+    let spec = crate::cost::CostSpec {
+        index: a.index.clone(),
+        queries: a.queries.clone(),
+        count: a.cost_queries,
+        warmup: 20,
+        k: 10,
+    };
+    let note = format!(
+        "instructions: {} queries per run under {}'s callgrind",
+        spec.count,
+        valgrind.display()
+    );
+    (Some(runner::CostRun { valgrind, spec }), note)
+}
+
 /// The command: builds, rates, runs, verdicts, outputs.
 pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
     let mode = if a.noise.is_some() {
@@ -425,12 +481,15 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
         .to_string(),
         joined,
     ]);
+    let (cost, cost_note) = cost_run(a, &[baseline.binary.as_str(), candidate.binary.as_str()]);
+    eprintln!("ab: {cost_note}");
     let mut runner = ProcessRunner {
         baseline: PathBuf::from(&baseline.binary),
         candidate: PathBuf::from(&candidate.binary),
         arm,
         args: args.clone(),
         workdir: workdir.clone(),
+        cost,
     };
     let session = Session {
         mode,
@@ -445,6 +504,7 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
         policy,
         floor,
         seed: a.seed,
+        cost_note,
     };
     let report = match run_session(&mut runner, session) {
         Ok(r) => r,

@@ -73,7 +73,19 @@ mod tests {
     #[test]
     fn the_projects_policy_parses_and_names_every_kind() {
         let p = Policy::project();
-        for kind in ["p50", "p90", "p99", "capacity", "commit", "exclusive"] {
+        for kind in [
+            "p50",
+            "p90",
+            "p99",
+            "capacity",
+            "commit",
+            "exclusive",
+            "cpu-p50",
+            "cpu-p90",
+            "cpu-p99",
+            "instructions",
+            "cache-misses",
+        ] {
             assert!(p.thresholds.contains_key(kind), "{kind}");
         }
     }

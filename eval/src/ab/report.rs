@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::binary::Build;
 use super::compare::{FigureResult, FloorSource};
+use super::figures::Measure;
 use super::policy::Policy;
 use super::runner::{Arm, RunRecord};
 use super::verdict::Verdict;
@@ -53,6 +54,9 @@ pub struct AbReport {
     pub windows_equal: bool,
     pub runs: Vec<RunRecord>,
     pub figures: Vec<FigureResult>,
+    /// Whether instructions were counted, and if not why not.
+    #[serde(default)]
+    pub cost: String,
 }
 
 impl AbReport {
@@ -73,6 +77,7 @@ fn value(unit: &str, v: Option<f64>) -> String {
         (_, None) => "-".to_string(),
         ("µs", Some(v)) => micros(v.round() as u64),
         ("s", Some(v)) => micros((v * 1e6).round() as u64),
+        ("count", Some(v)) => crate::cost::report::count(v),
         (_, Some(v)) => format!("{}/s", rate(v.round())),
     }
 }
@@ -199,6 +204,12 @@ pub fn render(r: &AbReport) -> String {
         let _ = writeln!(out, "{line}");
     }
     pairs(r, &mut out);
+    if !r.cost.is_empty() {
+        let _ = writeln!(out, "{}", fit(r.cost.clone()));
+    }
+    for line in wrap(&gate_line(r)) {
+        let _ = writeln!(out, "{line}");
+    }
     let (reg, imp, same, ungateable) = r.tally();
     let _ = writeln!(
         out,
@@ -213,6 +224,49 @@ pub fn render(r: &AbReport) -> String {
         );
     }
     out
+}
+
+/// One line: which measures could give a verdict in this session and from what floor,
+/// and which could not and why — on a busy machine the latency verdicts are withheld
+/// while CPU time and instructions may still be gated.
+pub fn gate_line(r: &AbReport) -> String {
+    let mut could = Vec::new();
+    let mut could_not = Vec::new();
+    for m in [Measure::Wall, Measure::Cpu, Measure::Instructions] {
+        let figs: Vec<&FigureResult> = r.figures.iter().filter(|f| f.measure == m).collect();
+        if figs.is_empty() {
+            continue;
+        }
+        let gated: Vec<&&FigureResult> = figs
+            .iter()
+            .filter(|f| f.verdict != Verdict::Ungateable)
+            .collect();
+        if gated.is_empty() {
+            let why = if figs.iter().any(|f| f.withheld) {
+                "withheld: a run was disturbed"
+            } else {
+                "each limit ≤ its floor"
+            };
+            could_not.push(format!("{} ({why})", m.name()));
+        } else {
+            let floor = gated.iter().filter_map(|f| f.floor).fold(0.0f64, f64::max);
+            could.push(format!(
+                "{} ({} of {}, floor ≤ {:.2}%)",
+                m.name(),
+                gated.len(),
+                figs.len(),
+                100.0 * floor
+            ));
+        }
+    }
+    let list = |v: Vec<String>| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    format!("gateable: {}; not: {}", list(could), list(could_not))
 }
 
 /// What the figures table's marks mean: `r` and `ungateable` only if the table holds one.
@@ -271,15 +325,14 @@ fn runs(r: &AbReport, out: &mut String) {
         .filter(|x| !x.measured.disturbed.is_empty())
         .collect();
     if !disturbed.is_empty() {
-        let _ = writeln!(
-            out,
-            "{}",
-            fit(format!(
-                "  {} of {} runs DISTURBED (docs/PERF.md, rule 8): every verdict is withheld",
-                disturbed.len(),
-                r.runs.len()
-            ))
-        );
+        for line in wrap(&format!(
+            "  {} of {} runs DISTURBED (docs/PERF.md, rule 8): every wall-clock verdict is \
+             withheld (CPU time and instructions are gated by their own floors)",
+            disturbed.len(),
+            r.runs.len()
+        )) {
+            let _ = writeln!(out, "{line}");
+        }
         for x in disturbed {
             for why in &x.measured.disturbed {
                 let _ = writeln!(

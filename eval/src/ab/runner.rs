@@ -108,6 +108,16 @@ pub struct ProcessRunner {
     pub args: Vec<String>,
     /// Where each run's JSON and log go.
     pub workdir: PathBuf,
+    /// After each run's bench, the build's query loop counted under callgrind (its
+    /// figures join the run's); `None`: no instruction figures.
+    pub cost: Option<CostRun>,
+}
+
+/// How [`ProcessRunner`] counts instructions: which valgrind, on what.
+#[derive(Debug, Clone)]
+pub struct CostRun {
+    pub valgrind: PathBuf,
+    pub spec: crate::cost::CostSpec,
 }
 
 impl ProcessRunner {
@@ -143,26 +153,42 @@ impl Runner for ProcessRunner {
                 tail.into_iter().rev().collect::<Vec<_>>().join("\n")
             );
         }
-        match self.arm {
+        let mut measured = match self.arm {
             Arm::Ladder => {
                 let r = crate::bench::report::read_json(&json)?;
-                Ok(RunFigures {
+                RunFigures {
                     figures: figures::from_ladder(&r)?,
                     window_secs: ladder_window(&r),
                     disturbed: figures::disturbed_in_ladder(&r),
                     environment: r.environment,
-                })
+                }
             }
             Arm::Writes => {
                 let r = crate::bench::writes::read_json(&json)?;
-                Ok(RunFigures {
+                RunFigures {
                     figures: figures::from_writes(&r)?,
                     window_secs: r.trials.first().map_or(0.0, |t| t.run.duration_secs),
                     disturbed: figures::disturbed_in_writes(&r),
                     environment: r.environment,
-                })
+                }
             }
+        };
+        if let Some(c) = &self.cost {
+            let tag = format!("{:02}-{}", run_index + 1, side.letter());
+            let r =
+                crate::cost::measure(&c.valgrind, self.binary(side), &c.spec, &self.workdir, &tag)
+                    .context("counting instructions under callgrind")?;
+            eprintln!(
+                "ab: run {}: {} instructions per query ({:.0} s under callgrind)",
+                run_index + 1,
+                crate::cost::report::count(
+                    r.total_instructions as f64 / r.per_query.len().max(1) as f64
+                ),
+                r.wall_secs
+            );
+            measured.figures.extend(figures::from_cost(&r));
         }
+        Ok(measured)
     }
 }
 

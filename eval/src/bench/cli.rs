@@ -505,9 +505,16 @@ fn sequential_pass(
         .iter()
         .map(|r| r.per_query_median_us.as_slice())
         .collect();
-    let per_query = per_query::report(&names, passes, &texts, &medians, &|q| {
+    let mut per_query = per_query::report(&names, passes, &texts, &medians, &|q| {
         shares.get(q).cloned()
     });
+    if let Some(p) = per_query.as_mut() {
+        let cpu: Vec<&[Option<f64>]> = reports
+            .iter()
+            .map(|r| r.per_query_cpu_median_us.as_slice())
+            .collect();
+        per_query::add_cpu(p, &texts, &cpu, &|q| shares.get(q).cloned());
+    }
     Ok((reports, per_query))
 }
 

@@ -61,6 +61,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Two builds in matched ABBA runs: per-figure verdicts gated by the noise floor.
     Ab(crate::ab::AbArgs),
+    /// Instructions and simulated cache misses per query, per class (valgrind's callgrind).
+    Cost(crate::cost::CostArgs),
     /// Encode a BEIR corpus and queries with all-MiniLM-L6-v2 into vectors files
     /// (cached, resumable).
     #[cfg(feature = "embed")]
@@ -87,6 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::CompareRuns(args) => compare_runs::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Ab(args) => crate::ab::run(&args).map(drop),
+        Command::Cost(args) => crate::cost::run(&args),
         #[cfg(feature = "embed")]
         Command::Embed(args) => embed::run(&args),
     }

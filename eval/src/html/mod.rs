@@ -52,8 +52,8 @@ pub struct Page {
 #[derive(Debug, Clone, Default)]
 pub struct Body(String);
 
-/// A table: a header row, then rows; a row may carry a class (`overloaded`, `invalid`)
-/// that the stylesheet marks.
+/// A table: a header row, then rows; a row may carry a class (`overloaded`, `invalid`,
+/// `disturbed`) that the stylesheet marks.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     pub caption: Option<String>,
@@ -146,6 +146,7 @@ th { background: #eef2f7; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.overloaded td { background: #fbeaea; }
 tr.invalid td { background: #fff3cd; }
+tr.disturbed td { background: #e6ecf8; }
 figure { margin: 12px 0; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e2e2e2; }
 figcaption { color: #555; font-size: 13px; }

@@ -84,9 +84,12 @@ pub fn ladder_sections(page: &mut Page, report: &BenchReport) {
 
 /// One row per engine and rung: medians over repetitions, `[min–max]` where they differ.
 fn ladder_table(report: &BenchReport) -> Table {
+    // The state second, where it stays on screen however wide the figures make the
+    // table (at 1280 px the last column scrolled off).
     let header = [
         "engine",
         "offered/s",
+        "state",
         "achieved/s",
         "requests",
         "shed",
@@ -95,9 +98,9 @@ fn ladder_table(report: &BenchReport) -> Table {
         "p99",
         "p99.9",
         "max",
+        "service CPU p50",
         "cpu user+sys s",
         "rss peak",
-        "state",
     ];
     let mut rows: Vec<&crate::bench::report::RungSummary> = report.summary.iter().collect();
     rows.sort_by(|a, b| {
@@ -132,6 +135,8 @@ fn ladder_table(report: &BenchReport) -> Table {
                     Some("invalid")
                 } else if s.overloaded {
                     Some("overloaded")
+                } else if s.disturbed {
+                    Some("disturbed")
                 } else {
                     None
                 };
@@ -140,6 +145,11 @@ fn ladder_table(report: &BenchReport) -> Table {
                     vec![
                         s.engine.clone(),
                         rate(s.offered_rate),
+                        if state.is_empty() {
+                            "ok".to_string()
+                        } else {
+                            state.join(", ")
+                        },
                         spread(&s.achieved_rate, rate),
                         spread(&s.requests, |v| v.to_string()),
                         spread(&s.shed, |v| v.to_string()),
@@ -148,13 +158,9 @@ fn ladder_table(report: &BenchReport) -> Table {
                         q(&s.p99_us),
                         q(&s.p999_us),
                         q(&s.max_us),
+                        q(&s.cpu_p50_us),
                         format!("{:.2}", s.cpu_user_secs.median + s.cpu_system_secs.median),
                         spread_or_dash(&s.rss_peak_kib, kib),
-                        if state.is_empty() {
-                            "ok".to_string()
-                        } else {
-                            state.join(", ")
-                        },
                     ],
                 )
             })
@@ -206,7 +212,13 @@ pub fn writes_page(report: &WritesReport, text: &str) -> Page {
             .iter()
             .map(|s| {
                 (
-                    (!s.valid).then_some("invalid"),
+                    if !s.valid {
+                        Some("invalid")
+                    } else if s.disturbed {
+                        Some("disturbed")
+                    } else {
+                        None
+                    },
                     vec![
                         s.engine.clone(),
                         crate::bench::writes::threads_cell(s.commit_threads),
@@ -219,10 +231,11 @@ pub fn writes_page(report: &WritesReport, text: &str) -> Page {
                         q(&s.in_commit.p99_us),
                         q(&s.in_commit.max_us),
                         format!("{} / {}", s.outside.shed.median, s.in_commit.shed.median),
-                        match (s.valid, s.all_visible) {
-                            (true, true) => "ok".to_string(),
-                            (false, _) => "invalid".to_string(),
-                            (true, false) => "NOT all visible".to_string(),
+                        match (s.valid, s.all_visible, s.disturbed) {
+                            (true, true, false) => "ok".to_string(),
+                            (true, true, true) => "disturbed".to_string(),
+                            (false, _, _) => "invalid".to_string(),
+                            (true, false, _) => "NOT all visible".to_string(),
                         },
                     ],
                 )

@@ -13,7 +13,7 @@ pub use plan::{
     MAX_CALIBRATION_UTILISATION, MAX_DISTURBED_ATTEMPTS, derived, derived_with, named,
     requests_for, round_rate, servers,
 };
-pub use rung::{RungSpec, run_rung};
+pub use rung::{CPU_STEADY, RungSpec, cpu_steadiness, run_rung};
 pub use warmup::warm_up;
 
 use crate::bench::backend::Backend;
@@ -58,6 +58,7 @@ pub fn run_ladder(
                 report.sequence = sequence;
                 sequence += 1;
                 out[e].push(report);
+                cpu_steadiness(&mut out[e]);
                 after_rung(&out);
             }
         }

@@ -124,6 +124,57 @@ pub(crate) fn mark_disturbed(
     report.disturbed = !report.disturbed_reasons.is_empty();
 }
 
+/// How far a rung's service CPU p50 may stray from its engine's other rungs' median and
+/// still count as steady: a tenth.
+pub const CPU_STEADY: f64 = 0.10;
+
+/// Says, for each disturbed rung of one engine's run, whether its CPU time per request
+/// was disturbed too: its service CPU p50 against the median of the engine's other
+/// rungs' (undisturbed ones if there are any). The thread CPU clock leaves out the wait
+/// for a core, which is what other processes, a late dispatcher and a suspend add; it
+/// keeps what shared caches, a busy sibling hyperthread or a lower clock add, which this
+/// comparison would show.
+pub fn cpu_steadiness(rungs: &mut [RungReport]) {
+    let p50 = |r: &RungReport| r.service_cpu_us.as_ref().and_then(|c| c.p50);
+    let reference = |quiet: bool, skip: usize, rungs: &[RungReport]| -> Option<f64> {
+        let v: Vec<f64> = rungs
+            .iter()
+            .enumerate()
+            .filter(|&(i, r)| i != skip && (!quiet || !r.disturbed))
+            .filter_map(|(_, r)| p50(r).map(|x| x as f64))
+            .collect();
+        crate::bench::stats::spread(&v).map(|s| s.median)
+    };
+    for i in 0..rungs.len() {
+        if !rungs[i].disturbed {
+            rungs[i].cpu_note = None;
+            continue;
+        }
+        let Some(own) = p50(&rungs[i]) else {
+            continue;
+        };
+        let (basis, median) = match reference(true, i, &*rungs) {
+            Some(r) => ("undisturbed rungs", r),
+            None => match reference(false, i, &*rungs) {
+                Some(r) => ("other rungs", r),
+                None => continue,
+            },
+        };
+        let change = own as f64 / median - 1.0;
+        rungs[i].cpu_note = Some(if change.abs() <= CPU_STEADY {
+            format!(
+                "latency disturbed, CPU time not: service CPU p50 {own}µs is within {:.0}% of                  the {basis}' {median:.0}µs",
+                100.0 * CPU_STEADY
+            )
+        } else {
+            format!(
+                "CPU time disturbed too: service CPU p50 {own}µs is {:+.0}% from the {basis}'                  {median:.0}µs",
+                100.0 * change
+            )
+        });
+    }
+}
+
 /// The disturbances that bear on a calibration rung's one figure, the service time (a
 /// worker's time per request): other processes' CPU, a suspend, a shed request. The
 /// dispatcher's lag is charged to latency, not to service, so it is left out: on this
@@ -191,6 +242,8 @@ pub(crate) fn rung_report(
         invalid_reasons,
         latency_us: LatencySummary::of(&c.latency),
         service_us: LatencySummary::of(&c.service),
+        service_cpu_us: (!c.cpu.is_empty()).then(|| LatencySummary::of(&c.cpu)),
+        cpu_note: None,
         dispatcher_lag_us: LagSummary {
             p99: outcome.dispatch.lag.reported(P99),
             max: outcome.dispatch.lag.max_micros(),
@@ -216,5 +269,86 @@ pub(crate) fn rung_report(
             service: c.service.dump(),
             dispatcher_lag: outcome.dispatch.lag.dump(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::loadgen::{CompletionTally, DispatchTally};
+    use crate::bench::stats::LatencySummary;
+
+    fn rung(disturbed: bool, cpu_p50: Option<u64>) -> RungReport {
+        let spec = RungSpec {
+            engine: "e",
+            label: "r",
+            repetition: 0,
+            rung: 0,
+            rate: 100.0,
+            requests: 1,
+            seed: 0,
+            calibration: false,
+        };
+        let outcome = Outcome::new(1, CompletionTally::default(), DispatchTally::default());
+        let mut r = rung_report(
+            &spec,
+            &outcome,
+            RusageDelta::default(),
+            MemoryTrack::default(),
+            None,
+        );
+        r.disturbed = disturbed;
+        r.service_cpu_us = cpu_p50.map(|p| LatencySummary {
+            count: 10_000,
+            mean: Some(p as f64),
+            p50: Some(p),
+            p90: None,
+            p99: None,
+            p999: None,
+            max: Some(p),
+        });
+        r
+    }
+
+    #[test]
+    fn a_disturbed_rung_says_whether_its_cpu_time_was_disturbed_too() {
+        let mut rungs = vec![
+            rung(false, Some(400)),
+            rung(true, Some(430)),
+            rung(false, Some(410)),
+            rung(true, Some(520)),
+        ];
+        cpu_steadiness(&mut rungs);
+        assert_eq!(rungs[0].cpu_note, None, "an undisturbed rung needs no note");
+        let steady = rungs[1].cpu_note.as_deref().unwrap();
+        assert!(
+            steady.starts_with("latency disturbed, CPU time not") && steady.contains("400µs"),
+            "{steady}"
+        );
+        // 520 against the undisturbed rungs' median 400: +30%.
+        let moved = rungs[3].cpu_note.as_deref().unwrap();
+        assert!(
+            moved.starts_with("CPU time disturbed too") && moved.contains("+30%"),
+            "{moved}"
+        );
+        // Every rung disturbed: judged against the others.
+        let mut all = vec![
+            rung(true, Some(400)),
+            rung(true, Some(405)),
+            rung(true, Some(800)),
+        ];
+        cpu_steadiness(&mut all);
+        assert!(all[0].cpu_note.as_deref().unwrap().contains("other rungs"));
+        assert!(
+            all[2]
+                .cpu_note
+                .as_deref()
+                .unwrap()
+                .starts_with("CPU time disturbed too")
+        );
+        // Without CPU time (an async client), nothing is said.
+        let mut none = vec![rung(true, None), rung(false, None)];
+        cpu_steadiness(&mut none);
+        assert!(none.iter().all(|r| r.cpu_note.is_none()));
     }
 }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::cpu;
 use super::{Admission, CompletionTally, DispatchTally, LiveRung, Outcome, RequestTimes, Schedule};
 use crate::bench::backend::{Answer, Backend, Finished, Issue};
 use crate::bench::queries::QueryCycle;
@@ -172,7 +173,16 @@ impl Pending {
             index: self.index,
             due_ns: self.due_ns,
         };
-        record(&mut tally, &job, self.origin, f.started, f.done, f.result);
+        // The async client's requests are not served on a thread of their own: no CPU.
+        record(
+            &mut tally,
+            &job,
+            self.origin,
+            f.started,
+            f.done,
+            f.result,
+            None,
+        );
         drop(tally);
         self.recorded = true;
     }
@@ -205,11 +215,11 @@ fn work(
             return; // the dispatcher is done and the queue is empty
         };
         let start = Instant::now();
-        let result = backend.answer(queries.get(job.index), k);
+        let (result, cpu_ns) = cpu::on_this_thread(|| backend.answer(queries.get(job.index), k));
         let done = Instant::now();
         {
             let mut tally = slot.lock().expect("worker tally poisoned");
-            record(&mut tally, &job, origin, start, done, result);
+            record(&mut tally, &job, origin, start, done, result, cpu_ns);
         }
         live.admission.release();
     }
@@ -224,6 +234,7 @@ fn record(
     start: Instant,
     done: Instant,
     result: anyhow::Result<Answer>,
+    cpu_ns: Option<u64>,
 ) {
     let (start_ns, done_ns) = (since(origin, start), since(origin, done));
     let server = result.as_ref().ok().and_then(|a| a.server);
@@ -235,10 +246,14 @@ fn record(
         done_ns,
         ok: result.is_ok(),
         server_us: server.map(|s| s.micros),
+        cpu_ns,
     });
     match result {
         Ok(_) => {
             tally.record(job.due_ns, start_ns, done_ns);
+            if let Some(ns) = cpu_ns {
+                tally.record_cpu(ns);
+            }
             if let Some(server) = server {
                 tally.record_server(job.due_ns, done_ns, server);
             }

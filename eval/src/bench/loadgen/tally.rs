@@ -16,6 +16,10 @@ pub struct CompletionTally {
     pub latency: LatencyHistogram,
     /// Start of execution → completion: the service time, without queueing.
     pub service: LatencyHistogram,
+    /// The worker thread's own CPU time over each request's service (its thread CPU
+    /// clock): the work done, without the time the thread waited for a core. Empty
+    /// when requests were not served on worker threads (an issuer's async client).
+    pub cpu: LatencyHistogram,
     /// Over HTTP, per completed request whose server said: the server's own time on it.
     pub server: LatencyHistogram,
     /// ... and the rest of its latency (due → completion less the server's time): what
@@ -51,6 +55,8 @@ pub struct RequestTimes {
     pub ok: bool,
     /// The server's own time on it, in microseconds, if it said.
     pub server_us: Option<u64>,
+    /// The worker thread's CPU time on it, in nanoseconds, if it was measured.
+    pub cpu_ns: Option<u64>,
 }
 
 impl CompletionTally {
@@ -61,6 +67,11 @@ impl CompletionTally {
         self.latency.record_nanos(done_ns.saturating_sub(due_ns));
         self.service.record_nanos(done_ns.saturating_sub(start_ns));
         self.last_done_ns = self.last_done_ns.max(done_ns);
+    }
+
+    /// Records the CPU time the worker thread used on a completed request.
+    pub fn record_cpu(&mut self, cpu_ns: u64) {
+        self.cpu.record_nanos(cpu_ns);
     }
 
     /// Records the server's own account of a completed request (after [`record`]): its
@@ -103,6 +114,7 @@ impl CompletionTally {
     pub fn add(&mut self, other: &CompletionTally) {
         self.latency.add(&other.latency);
         self.service.add(&other.service);
+        self.cpu.add(&other.cpu);
         self.server.add(&other.server);
         self.added.add(&other.added);
         self.encode.add(&other.encode);

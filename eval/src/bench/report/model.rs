@@ -210,6 +210,15 @@ pub struct RungReport {
     pub latency_us: LatencySummary,
     /// Start of execution → completion (no queueing).
     pub service_us: LatencySummary,
+    /// The worker thread's own CPU time over each request's service (its thread CPU
+    /// clock, `CLOCK_THREAD_CPUTIME_ID`): the work, without the wait for a core. Absent
+    /// where requests were not served on worker threads (an async HTTP client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_cpu_us: Option<LatencySummary>,
+    /// For a disturbed rung: whether its CPU time per request was disturbed too
+    /// (see `ladder::cpu_steadiness`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_note: Option<String>,
     /// How late the dispatcher issued requests: the instrument's health.
     pub dispatcher_lag_us: LagSummary,
     /// Over HTTP (`--target`): the time per request spent in the client itself,
@@ -316,6 +325,13 @@ pub struct RungSummary {
     pub involuntary_switches: Spread<u64>,
     pub lag_p99_us: Option<Spread<u64>>,
     pub lag_max_us: Option<Spread<u64>>,
+    /// The worker threads' CPU time per request (`RungReport::service_cpu_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_p90_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_p99_us: Option<Spread<u64>>,
     /// Over HTTP: the client's own time per request (`RungReport::client_us`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_p50_us: Option<Spread<u64>>,

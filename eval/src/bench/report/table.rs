@@ -33,6 +33,7 @@ pub fn render_table_as(report: &BenchReport, width: Width) -> String {
     warmups(report, &mut out);
     latency(report, width, &mut out);
     process(report, width, &mut out);
+    cpu_time(report, width, &mut out);
     client(report, width, &mut out);
     encoding(report, width, &mut out);
     comparison(report, &mut out);
@@ -328,6 +329,38 @@ fn process(r: &BenchReport, width: Width, out: &mut String) {
 
 /// The vector and hybrid arms: how much of each request's service time went to
 /// encoding its query, and how much to search and fusion. Absent for the text arm.
+/// The worker threads' CPU time per request, beside the latency: what the engine did,
+/// without the wait for a core that a busy machine adds to every wall-clock figure.
+fn cpu_time(r: &BenchReport, width: Width, out: &mut String) {
+    if !r.summary.iter().any(|s| s.cpu_p50_us.is_some()) {
+        return;
+    }
+    let mut t = Table::new(&[
+        "engine",
+        "offered/s",
+        "cpu p50",
+        "cpu p90",
+        "cpu p99",
+        "status",
+    ]);
+    for s in &r.summary {
+        t.row(vec![
+            s.engine.clone(),
+            rate(s.offered_rate),
+            fig_or_dash(&s.cpu_p50_us, width, micros),
+            fig_or_dash(&s.cpu_p90_us, width, micros),
+            fig_or_dash(&s.cpu_p99_us, width, micros),
+            status(s),
+        ]);
+    }
+    let _ = writeln!(
+        out,
+        "service CPU per request (each worker's thread CPU clock around its request)"
+    );
+    out.push_str(&t.render());
+    out.push('\n');
+}
+
 fn encoding(r: &BenchReport, width: Width, out: &mut String) {
     if !r.summary.iter().any(|s| s.encode_p50_us.is_some()) {
         return;
@@ -538,6 +571,16 @@ fn notes(r: &BenchReport, width: Width, out: &mut String) {
                 reasons.join("; ")
             ))
         );
+        let notes: Vec<&str> = r
+            .engines
+            .iter()
+            .flat_map(|e| &e.rungs)
+            .filter(|x| x.engine == s.engine && x.rung == s.rung)
+            .filter_map(|x| x.cpu_note.as_deref())
+            .collect();
+        for note in notes {
+            let _ = writeln!(out, "{}", fit(format!("     {note}")));
+        }
     }
     if r.settings.repeat > 1 {
         let _ = writeln!(

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::Backend;
+use crate::bench::loadgen::cpu::on_this_thread;
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::{micros, micros_or_dash};
 use crate::bench::stats::{LatencyHistogram, LatencySummary, Spread, spread};
@@ -28,12 +29,19 @@ pub struct SequentialReport {
     pub errors: u64,
     /// Every query of every pass, µs.
     pub latency_us: LatencySummary,
+    /// The thread's CPU time on every query of every pass, µs (absent where the clock
+    /// is not available).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<LatencySummary>,
     /// Each pass's mean latency, µs: median, min and max over passes (the drift).
     pub pass_mean_us: Option<Spread<f64>>,
     /// Each query's median over the passes, µs (`None` if every run of it failed), in
     /// the query set's order; digested by `per_query`, not written out whole.
     #[serde(skip)]
     pub per_query_median_us: Vec<Option<f64>>,
+    /// Each query's median CPU time over the passes, µs, as `per_query_median_us`.
+    #[serde(skip)]
+    pub per_query_cpu_median_us: Vec<Option<f64>>,
 }
 
 /// Passes needed for `samples` queries (at least one).
@@ -50,10 +58,12 @@ pub fn run_sequential(
 ) -> Vec<SequentialReport> {
     let n = queries.len();
     let mut hist: Vec<LatencyHistogram> = engines.iter().map(|_| LatencyHistogram::new()).collect();
+    let mut cpu: Vec<LatencyHistogram> = engines.iter().map(|_| LatencyHistogram::new()).collect();
     let mut means: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
     let mut errors = vec![0u64; engines.len()];
     // [engine][query]: that query's latency in each pass, µs.
     let mut per_query: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; engines.len()];
+    let mut per_query_cpu: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); n]; engines.len()];
     let started = Instant::now();
     let mut last_line = started;
     for pass in 0..passes {
@@ -68,12 +78,16 @@ pub fn run_sequential(
             let mut total_ns = 0u64;
             for i in 0..n as u64 {
                 let t = Instant::now();
-                let ok = backend.search(queries.get(i), k).is_ok();
+                let (result, cpu_ns) = on_this_thread(|| backend.search(queries.get(i), k));
                 let ns = t.elapsed().as_nanos() as u64;
-                if ok {
+                if result.is_ok() {
                     hist[e].record_nanos(ns);
                     total_ns += ns;
                     per_query[e][i as usize].push(ns as f64 / 1_000.0);
+                    if let Some(c) = cpu_ns {
+                        cpu[e].record_nanos(c);
+                        per_query_cpu[e][i as usize].push(c as f64 / 1_000.0);
+                    }
                 } else {
                     errors[e] += 1;
                 }
@@ -90,8 +104,13 @@ pub fn run_sequential(
             queries_per_pass: n,
             errors: errors[e],
             latency_us: LatencySummary::of(&hist[e]),
+            cpu_us: (!cpu[e].is_empty()).then(|| LatencySummary::of(&cpu[e])),
             pass_mean_us: spread(&means[e]),
             per_query_median_us: per_query[e].iter().map(|v| per_query::median(v)).collect(),
+            per_query_cpu_median_us: per_query_cpu[e]
+                .iter()
+                .map(|v| per_query::median(v))
+                .collect(),
         })
         .collect()
 }
@@ -101,7 +120,7 @@ pub fn render(reports: &[SequentialReport]) -> String {
     let mut out = String::new();
     for r in reports {
         out.push_str(&format!(
-            "sequential {}: {} passes × {} queries, p50 {}, p90 {}, p99 {}, max {}; pass means {}{}\n",
+            "sequential {}: {} passes × {} queries, p50 {}, p90 {}, p99 {}, max {}; pass means {}{}{}\n",
             r.engine,
             r.passes,
             r.queries_per_pass,
@@ -119,7 +138,13 @@ pub fn render(reports: &[SequentialReport]) -> String {
                 format!(", {} FAILED", r.errors)
             } else {
                 String::new()
-            }
+            },
+            r.cpu_us.as_ref().map_or(String::new(), |c| format!(
+                "; CPU p50 {}, p90 {}, p99 {}",
+                micros_or_dash(c.p50),
+                micros_or_dash(c.p90),
+                micros_or_dash(c.p99)
+            ))
         ));
     }
     // Within 100 columns: a long line goes on, indented, on the next.

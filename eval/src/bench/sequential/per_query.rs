@@ -94,6 +94,12 @@ pub struct PerQueryReport {
     pub worst: Vec<QueryRow>,
     pub by_df: Vec<ClassRow>,
     pub by_terms: Vec<ClassRow>,
+    /// The same classes over each query's median CPU time (the thread CPU clock), µs:
+    /// the work per class, without the wait for a core ([`add_cpu`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_by_df: Vec<ClassRow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_by_terms: Vec<ClassRow>,
 }
 
 /// What an index says of a query's terms: the share of documents holding each distinct
@@ -183,7 +189,40 @@ pub fn report(
         by_terms: classes(&rows, engines.len(), |r| {
             Some(terms_class(r.terms).to_string())
         }),
+        cpu_by_df: Vec::new(),
+        cpu_by_terms: Vec::new(),
     })
+}
+
+/// Adds the class tables of CPU time to `report`, from each query's median CPU time per
+/// engine (µs, in the query set's order as `report`'s medians were); classes as
+/// `report` made them. Leaves them empty if any engine measured no CPU time.
+pub fn add_cpu(
+    report: &mut PerQueryReport,
+    queries: &[String],
+    cpu_medians: &[&[Option<f64>]],
+    shares: TermShares<'_>,
+) {
+    if cpu_medians.len() != report.engines.len()
+        || cpu_medians.iter().any(|m| m.iter().all(Option::is_none))
+    {
+        return;
+    }
+    let Some(cpu) = super::per_query::report(
+        &report
+            .engines
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        report.passes,
+        queries,
+        cpu_medians,
+        shares,
+    ) else {
+        return;
+    };
+    report.cpu_by_df = cpu.by_df;
+    report.cpu_by_terms = cpu.by_terms;
 }
 
 fn classes(
@@ -281,6 +320,8 @@ pub fn render(r: &PerQueryReport) -> String {
     for (title, rows) in [
         ("by document frequency", &r.by_df),
         ("by terms", &r.by_terms),
+        ("CPU time by document frequency", &r.cpu_by_df),
+        ("CPU time by terms", &r.cpu_by_terms),
     ] {
         if rows.is_empty() {
             continue;

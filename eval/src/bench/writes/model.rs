@@ -132,6 +132,31 @@ pub struct TrialRun {
     /// are only counted (in `in_commit` and `outside`).
     #[serde(default)]
     pub samples: Vec<ReadSample>,
+    /// The ladder's disturbance rules (docs/PERF.md, rule 8) applied to the whole
+    /// trial — other processes' CPU, the dispatcher's lag against the reads' p50, a
+    /// suspend — and to each commit's window (its own `disturbed_reasons`): why the
+    /// machine, not the engine, may have set these figures. Empty: undisturbed.
+    #[serde(default)]
+    pub disturbed_reasons: Vec<String>,
+}
+
+impl TrialRun {
+    /// The trial or any of its windows was disturbed.
+    pub fn disturbed(&self) -> bool {
+        !self.disturbed_reasons.is_empty()
+            || self.commits.iter().any(|c| !c.disturbed_reasons.is_empty())
+    }
+
+    /// Every reason, the trial's then each window's (`commit 2: …`).
+    pub fn all_disturbances(&self) -> Vec<String> {
+        let mut out = self.disturbed_reasons.clone();
+        for c in &self.commits {
+            for why in &c.disturbed_reasons {
+                out.push(format!("commit {}: {why}", c.batch + 1));
+            }
+        }
+        out
+    }
 }
 
 /// One completed read: `(due, latency)` in microseconds, the due time from the schedule's
@@ -171,6 +196,12 @@ pub struct CommitRecord {
     /// Exactly the batch's documents came back.
     pub visible: bool,
     pub check_secs: f64,
+    /// Other processes' CPU use over this commit's window, in cores.
+    #[serde(default)]
+    pub others_cpu: Option<f64>,
+    /// Why this window's reads may be the machine's (the trial's rules over the window).
+    #[serde(default)]
+    pub disturbed_reasons: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,6 +222,9 @@ pub struct ReadClass {
     pub latency_us: LatencySummary,
     /// Start of execution → completion.
     pub service_us: LatencySummary,
+    /// The worker thread's CPU time per read (absent where not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<LatencySummary>,
     /// Over HTTP, where the server reports it: its own time per read, and the latency
     /// beyond it, read by read (as the ladder's `server_us` and `added_us`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -209,6 +243,9 @@ pub struct TrialSummary {
     pub repetitions: usize,
     /// Valid in every repetition.
     pub valid: bool,
+    /// A trial or a commit window was disturbed in some repetition (rule 8).
+    #[serde(default)]
+    pub disturbed: bool,
     /// Every commit of every repetition was visible when it returned, and every
     /// written document at the end.
     pub all_visible: bool,

@@ -71,6 +71,7 @@ fn summarise_one(reps: &[&TrialReport]) -> TrialSummary {
         commit_threads: first.commit_threads,
         repetitions: reps.len(),
         valid: reps.iter().all(|t| t.valid),
+        disturbed: reps.iter().any(|t| t.run.disturbed()),
         all_visible: reps
             .iter()
             .all(|t| t.run.all_visible_at_end && t.run.commits.iter().all(|c| c.visible)),

@@ -176,7 +176,13 @@ fn class_line(name: &str, c: &ReadClass) -> String {
         micros_or_dash(c.latency_us.p90),
         micros_or_dash(c.latency_us.p99),
         micros_or_dash(c.latency_us.max)
-    ) + &match (&c.server_us, &c.added_us) {
+    ) + &c.cpu_us.as_ref().map_or(String::new(), |u| {
+        format!(
+            "; CPU p50 {}, p99 {}",
+            micros_or_dash(u.p50),
+            micros_or_dash(u.p99)
+        )
+    }) + &match (&c.server_us, &c.added_us) {
         // Over HTTP: how much of it the server's own time was, and what the rest added.
         (Some(s), Some(a)) => format!(
             "; server p50 {}, p99 {}; added p50 {}, p99 {}",
@@ -207,12 +213,15 @@ fn trial(t: &TrialReport, out: &mut String) {
             .map_or("-".to_string(), |m| micros(m.round() as u64)),
         t.run.requests,
         t.run.duration_secs,
-        if t.valid {
-            "ok".to_string()
-        } else {
-            format!("INVALID: {}", t.invalid_reasons.join("; "))
+        match (t.valid, t.run.disturbed()) {
+            (true, false) => "ok".to_string(),
+            (true, true) => "DISTURBED (figures stand as measured; see below)".to_string(),
+            (false, _) => format!("INVALID: {}", t.invalid_reasons.join("; ")),
         }
     );
+    for why in t.run.all_disturbances() {
+        let _ = writeln!(out, "    DISTURBED: {why}");
+    }
     for c in &t.run.commits {
         let phases: Vec<String> = c
             .phases

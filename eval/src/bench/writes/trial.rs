@@ -12,10 +12,10 @@ use crate::bench::backend::Backend;
 use crate::bench::loadgen::{
     LiveRung, Outcome, RequestTimes, Schedule, open_loop_origin, run_open_loop_from,
 };
-use crate::bench::probe::{CpuReading, Measured, load_average, measure};
+use crate::bench::probe::{CpuReading, Measured, Signals, disturbances, load_average, measure};
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::{LagSummary, Settings};
-use crate::bench::stats::{LatencyHistogram, LatencySummary, P99};
+use crate::bench::stats::{LatencyHistogram, LatencySummary, P50, P99};
 
 /// The first write starts this far through the schedule (by time): reads before it show
 /// the engine undisturbed, reads after it show the aftermath.
@@ -135,6 +135,20 @@ pub fn run_trial(
         after,
     } = split(&schedule, &outcome, &windows);
     let samples = samples(&outcome);
+    let mut commits = commits;
+    let disturbed_reasons = disturbances(&Signals {
+        lag_p99_us: outcome.dispatch.lag.nearest_rank(P99),
+        latency_p50_us: outcome.completions.latency.nearest_rank(P50),
+        max_lag_ratio: settings.lag_bound(),
+        suspended,
+        others_cpu,
+        max_others_cpu: settings.others_bound(),
+        shed: 0,
+        calibration: false,
+    });
+    for c in &mut commits {
+        c.disturbed_reasons = window_disturbances(c, settings);
+    }
     TrialRun {
         requests: spec.requests,
         duration_secs: outcome.elapsed_ns as f64 / 1e9,
@@ -157,7 +171,24 @@ pub fn run_trial(
         others_cpu,
         steal_cpu,
         samples,
+        disturbed_reasons,
     }
+}
+
+/// The rules a commit's window can be judged by on its own: other processes' CPU over
+/// the window. (The dispatcher's lag and a suspend are judged over the whole trial:
+/// its lag is not kept request by request.) A window shorter than a scheduler tick
+/// reads other processes' CPU too coarsely to judge and is left undisturbed.
+pub fn window_disturbances(c: &CommitRecord, settings: &Settings) -> Vec<String> {
+    if c.wall_secs < 0.05 {
+        return Vec::new();
+    }
+    disturbances(&Signals {
+        others_cpu: c.others_cpu,
+        max_others_cpu: settings.others_bound(),
+        max_lag_ratio: settings.lag_bound(),
+        ..Signals::default()
+    })
 }
 
 /// Every completed read as `(due, latency)` in microseconds, in due order (the log is in
@@ -209,11 +240,13 @@ fn write(
         if at > now {
             thread::sleep(at - now);
         }
+        let cpu_start = CpuReading::now();
         let start = Instant::now();
         backend.add_documents(&batch.docs)?;
         let added = Instant::now();
         let report = backend.commit()?;
         let end = Instant::now();
+        let others_cpu = CpuReading::now().others_since(&cpu_start);
         let hits = backend.search(&batch.marker, batch.docs.len() + 1)?;
         let visible_hits = hits.len();
         let visible = batch.is_exactly(hits);
@@ -237,6 +270,8 @@ fn write(
             visible_hits,
             visible,
             check_secs: (checked - end).as_secs_f64(),
+            others_cpu,
+            disturbed_reasons: Vec::new(),
         };
         eprintln!(
             "bench: {} {}: commit {} of {} documents in {:.3} s{}",
@@ -303,6 +338,9 @@ pub fn split(schedule: &Schedule, outcome: &Outcome, windows: &[(u64, u64)]) -> 
         if r.ok {
             t.latency.record_nanos(r.done_ns.saturating_sub(r.due_ns));
             t.service.record_nanos(r.done_ns.saturating_sub(r.start_ns));
+            if let Some(cpu) = r.cpu_ns {
+                t.cpu.record_nanos(cpu);
+            }
             if let Some(server) = r.server_us {
                 t.server.record_micros(server);
                 let latency_us = r.done_ns.saturating_sub(r.due_ns).div_ceil(1_000);
@@ -334,6 +372,7 @@ struct ClassTally {
     errors: u64,
     latency: LatencyHistogram,
     service: LatencyHistogram,
+    cpu: LatencyHistogram,
     server: LatencyHistogram,
     added: LatencyHistogram,
 }
@@ -345,6 +384,7 @@ impl ClassTally {
         self.errors += other.errors;
         self.latency.add(&other.latency);
         self.service.add(&other.service);
+        self.cpu.add(&other.cpu);
         self.server.add(&other.server);
         self.added.add(&other.added);
     }
@@ -357,6 +397,7 @@ impl ClassTally {
             errors: self.errors,
             latency_us: LatencySummary::of(&self.latency),
             service_us: LatencySummary::of(&self.service),
+            cpu_us: (!self.cpu.is_empty()).then(|| LatencySummary::of(&self.cpu)),
             server_us: (!self.server.is_empty()).then(|| LatencySummary::of(&self.server)),
             added_us: (!self.added.is_empty()).then(|| LatencySummary::of(&self.added)),
             latency_histogram: self.latency.dump(),
@@ -376,6 +417,57 @@ mod tests {
         assert_eq!(batches_needed(&s, None), 1);
         assert_eq!(batches_needed(&s, Some(Duration::from_secs(2))), 3); // 3, 5, 7 s
         assert_eq!(batches_needed(&s, Some(Duration::from_secs(3))), 2); // 3, 6 s; 9 s is the end
+    }
+
+    #[test]
+    fn a_commit_window_is_judged_by_other_processes_cpu_over_it() {
+        let settings_bound = |cores: usize| crate::bench::report::Settings {
+            index: String::new(),
+            target: None,
+            queries: String::new(),
+            query_count: 1,
+            arrivals: Arrivals::Uniform,
+            threads: 2,
+            inflight: 8,
+            cores,
+            samples: 1,
+            min_duration_secs: 0.0,
+            k: 10,
+            k1: None,
+            b: None,
+            seed: 0,
+            repeat: 1,
+            baseline: None,
+            label: None,
+            ranking: None,
+            max_others_cpu: None,
+            max_lag_ratio: None,
+        };
+        let window = |others: Option<f64>, wall_secs: f64| CommitRecord {
+            batch: 0,
+            docs: 1,
+            start_secs: 1.0,
+            end_secs: 1.0 + wall_secs,
+            wall_secs,
+            phases: Vec::new(),
+            exclusive_ns: None,
+            visible_hits: 1,
+            visible: true,
+            check_secs: 0.0,
+            others_cpu: others,
+            disturbed_reasons: Vec::new(),
+        };
+        let s = settings_bound(2); // at most 0.5 cores for others
+        let busy = window_disturbances(&window(Some(1.84), 0.4), &s);
+        assert_eq!(busy.len(), 1);
+        assert!(
+            busy[0].contains("other processes used 1.84 cores"),
+            "{busy:?}"
+        );
+        assert!(window_disturbances(&window(Some(0.5), 0.4), &s).is_empty());
+        assert!(window_disturbances(&window(None, 0.4), &s).is_empty());
+        // Too short to read other processes' CPU over: not judged.
+        assert!(window_disturbances(&window(Some(1.84), 0.01), &s).is_empty());
     }
 
     #[test]
@@ -404,6 +496,7 @@ mod tests {
                 done_ns: done,
                 ok,
                 server_us: None,
+                cpu_ns: Some(500_000),
             });
         }
         let outcome = Outcome::new(10, c, DispatchTally::default());

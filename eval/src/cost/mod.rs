@@ -1,0 +1,269 @@
+//! `heddle-eval cost`: a fixed query set on a fixed index, counted instruction by
+//! instruction under valgrind's callgrind: instructions and simulated cache misses per
+//! query, per query class and in total. Unlike a time, the count does not depend on the
+//! machine's other tenants, so two builds compared this way give a change that a busy
+//! 2-core VM cannot blur (docs/PERF.md, "Instructions per query").
+//!
+//! Flow: [`measure`] runs a build's own binary as `BIN cost --probe …` under
+//! [`callgrind`] — the [`probe`] writes its plan (queries and their classes), warms up,
+//! then runs each query once through the one function callgrind collects in — and
+//! [`report`] puts the plan and callgrind's per-query parts together. With
+//! `--candidate`, the baseline is counted twice (A, B, A): the second A is the floor.
+
+pub mod callgrind;
+pub mod probe;
+pub mod report;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, ensure};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use self::report::{COST_FORMAT, ClassChange, CostReport};
+
+/// `heddle-eval cost`.
+#[derive(Debug, Clone, Args)]
+pub struct CostArgs {
+    /// The index the queries run on.
+    #[arg(long, value_name = "DIR")]
+    pub index: PathBuf,
+
+    /// The queries: BEIR queries.jsonl or a TREC topics file; the first --count of them
+    /// in the file's order (cycling if it holds fewer).
+    #[arg(long, value_name = "FILE")]
+    pub queries: PathBuf,
+
+    /// Queries counted, each once.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub count: usize,
+
+    /// Queries run before counting starts (the first of the set; not counted).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub warmup: usize,
+
+    /// Hits per query.
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    pub k: usize,
+
+    /// The build counted: a `heddle-eval` binary or a git revision of --repo [default:
+    /// this binary].
+    #[arg(long, value_name = "REV|BINARY")]
+    pub baseline: Option<String>,
+
+    /// A second build: counted between two runs of the baseline (A B A), class by class
+    /// against it, the two baseline runs giving the floor.
+    #[arg(long, value_name = "REV|BINARY")]
+    pub candidate: Option<String>,
+
+    /// The git repository revisions are taken from.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// Where revisions are built [default: REPO/target/ab].
+    #[arg(long, value_name = "DIR")]
+    pub build_dir: Option<PathBuf>,
+
+    /// The valgrind to run [default: `valgrind` on the PATH].
+    #[arg(long, value_name = "PATH")]
+    pub valgrind: Option<PathBuf>,
+
+    /// Writes the report (or the comparison) as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Internal: run the query loop itself (what runs under callgrind).
+    #[arg(long, hide = true, requires = "plan")]
+    pub probe: bool,
+
+    /// Internal: where the probe writes its plan.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+}
+
+/// What [`measure`] counts: the same for every build of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostSpec {
+    pub index: PathBuf,
+    pub queries: PathBuf,
+    pub count: usize,
+    pub warmup: usize,
+    pub k: usize,
+}
+
+/// Counts `binary`'s query loop under callgrind, its files in `workdir` (named by
+/// `tag`).
+pub fn measure(
+    valgrind: &Path,
+    binary: &Path,
+    spec: &CostSpec,
+    workdir: &Path,
+    tag: &str,
+) -> anyhow::Result<CostReport> {
+    ensure!(spec.count >= 1, "--count must be at least 1");
+    std::fs::create_dir_all(workdir).with_context(|| format!("creating {}", workdir.display()))?;
+    let out = workdir.join(format!("callgrind-{tag}.out"));
+    let plan = workdir.join(format!("plan-{tag}.json"));
+    let log = workdir.join(format!("callgrind-{tag}.log"));
+    let _ = std::fs::remove_file(&out);
+    let args: Vec<String> = vec![
+        "cost".into(),
+        "--probe".into(),
+        "--plan".into(),
+        plan.display().to_string(),
+        "--index".into(),
+        spec.index.display().to_string(),
+        "--queries".into(),
+        spec.queries.display().to_string(),
+        "--count".into(),
+        spec.count.to_string(),
+        "--warmup".into(),
+        spec.warmup.to_string(),
+        "--k".into(),
+        spec.k.to_string(),
+    ];
+    let started = Instant::now();
+    callgrind::run(valgrind, binary, &args, &out, &log)?;
+    let wall_secs = started.elapsed().as_secs_f64();
+    let source = out.display().to_string();
+    let text = std::fs::read_to_string(&out).with_context(|| format!("reading {source}"))?;
+    let parsed = callgrind::parse(&text, &source)?;
+    let plan_text =
+        std::fs::read_to_string(&plan).with_context(|| format!("reading {}", plan.display()))?;
+    let plan: Vec<probe::Planned> = serde_json::from_str(&plan_text)
+        .with_context(|| format!("{}: not a cost plan", plan.display()))?;
+    let (per_query, outside) = report::per_query(&plan, &parsed, &source)?;
+    Ok(CostReport {
+        format: COST_FORMAT,
+        tool: format!("heddle-eval cost {}", env!("CARGO_PKG_VERSION")),
+        binary: binary.display().to_string(),
+        index: spec.index.display().to_string(),
+        queries: spec.queries.display().to_string(),
+        k: spec.k,
+        warmup: spec.warmup,
+        valgrind: callgrind::version(valgrind)?,
+        caches: format!(
+            "I1 {} D1 {} LL {}",
+            callgrind::I1,
+            callgrind::D1,
+            callgrind::LL
+        ),
+        total_instructions: per_query.iter().map(|q| q.instructions).sum(),
+        outside_instructions: outside,
+        wall_secs,
+        classes: report::classes(&per_query),
+        per_query,
+    })
+}
+
+/// Two builds compared: the reports of A, B and A again, and the classes' changes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CostComparison {
+    pub baseline: CostReport,
+    pub candidate: CostReport,
+    pub baseline_again: CostReport,
+    pub classes: Vec<ClassChange>,
+}
+
+/// The command.
+pub fn run(a: &CostArgs) -> anyhow::Result<()> {
+    let spec = CostSpec {
+        index: a.index.clone(),
+        queries: a.queries.clone(),
+        count: a.count,
+        warmup: a.warmup,
+        k: a.k,
+    };
+    if a.probe {
+        let plan = a.plan.clone().context("--probe needs --plan")?;
+        return probe::run(&probe::ProbeSpec {
+            index: spec.index,
+            queries: spec.queries,
+            count: spec.count,
+            warmup: spec.warmup,
+            k: spec.k,
+            plan,
+        });
+    }
+    ensure!(a.count >= 1, "--count must be at least 1");
+    ensure!(
+        a.index.is_dir(),
+        "--index {}: no such directory",
+        a.index.display()
+    );
+    // The query file is read now, so that a bad one fails before valgrind starts.
+    probe::query_set(&a.queries, 1)?;
+    if let Some(p) = &a.json {
+        crate::bench::report::check_writable(p, "--json")?;
+    }
+    let valgrind = callgrind::find_valgrind(a.valgrind.as_deref())?;
+    let cache = a
+        .build_dir
+        .clone()
+        .unwrap_or_else(|| a.repo.join("target/ab"));
+    let this = std::env::current_exe().context("finding this binary")?;
+    let baseline = match &a.baseline {
+        Some(s) => PathBuf::from(crate::ab::binary::prepare(s, &a.repo, &cache)?.binary),
+        None => this,
+    };
+    let workdir = std::env::temp_dir().join(format!("heddle-cost-{}", std::process::id()));
+    let count = |what: &str, bin: &Path, tag: &str| -> anyhow::Result<CostReport> {
+        eprintln!(
+            "cost: counting {what} ({}) on {} queries under callgrind",
+            bin.display(),
+            a.count
+        );
+        let r = measure(&valgrind, bin, &spec, &workdir, tag)?;
+        eprintln!("cost: {what}: {:.0} s", r.wall_secs);
+        Ok(r)
+    };
+    let result = (|| -> anyhow::Result<()> {
+        let a_report = count("the baseline", &baseline, "a")?;
+        let Some(c) = &a.candidate else {
+            print!("{}", report::render(&a_report));
+            if let Some(p) = &a.json {
+                write_json(p, &a_report)?;
+            }
+            return Ok(());
+        };
+        let candidate = PathBuf::from(crate::ab::binary::prepare(c, &a.repo, &cache)?.binary);
+        let b_report = count("the candidate", &candidate, "b")?;
+        let again = count("the baseline again", &baseline, "a2")?;
+        let classes = report::compare(&a_report, &b_report, Some(&again));
+        print!(
+            "{}",
+            report::render_compare(&classes, &a_report.binary, &b_report.binary)
+        );
+        if let Some(p) = &a.json {
+            write_json(
+                p,
+                &CostComparison {
+                    baseline: a_report,
+                    candidate: b_report,
+                    baseline_again: again,
+                    classes,
+                },
+            )?;
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => {
+            let _ = std::fs::remove_dir_all(&workdir);
+            Ok(())
+        }
+        Err(e) => Err(e.context(format!(
+            "(callgrind's output and log are kept in {})",
+            workdir.display()
+        ))),
+    }
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let mut json = serde_json::to_string_pretty(value)?;
+    json.push('\n');
+    std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("cost: wrote {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! The side of `cost` that runs under callgrind (`cost --probe`): opens the index, says
+//! which query it will run in which order and of what class (the plan), warms up, then
+//! runs each query once through [`heddle_cost_query`], the only function callgrind
+//! collects in. Nothing here is timed: callgrind counts.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::bench::sequential::per_query::df_class;
+use crate::bench::{Backend, BackendFactory, HeddleFactory};
+
+/// One query of the plan, in the order it is measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Planned {
+    pub query: String,
+    /// `frequent+rare`, `all-rare`, … (see the sequential pass's per-query report).
+    pub df_class: String,
+    /// Distinct terms as the index analyses the query.
+    pub terms: usize,
+}
+
+/// What the probe runs: the first `count` queries of the file in its order, cycling
+/// when it holds fewer. Fixed: the same file and count give the same query set.
+pub fn query_set(queries: &Path, count: usize) -> anyhow::Result<Vec<String>> {
+    let texts: Vec<String> = crate::formats::read_topics(queries)?
+        .into_iter()
+        .map(|q| q.text)
+        .collect();
+    anyhow::ensure!(!texts.is_empty(), "{} holds no queries", queries.display());
+    Ok((0..count).map(|i| texts[i % texts.len()].clone()).collect())
+}
+
+/// The measured function: one query, start to finish, as `bench` runs it (a snapshot
+/// taken, the query analysed, scored, the top `k` collected and their ids returned). It
+/// is a symbol of its own, never inlined, so that callgrind's `--toggle-collect` and
+/// `--dump-after` can name it.
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn heddle_cost_query(backend: &dyn Backend, query: &str, k: usize) -> anyhow::Result<usize> {
+    backend.search(query, k).map(|ids| ids.len())
+}
+
+/// The probe's settings, as `cost --probe` passes them.
+#[derive(Debug, Clone)]
+pub struct ProbeSpec {
+    pub index: PathBuf,
+    pub queries: PathBuf,
+    pub count: usize,
+    pub warmup: usize,
+    pub k: usize,
+    /// Where the plan is written (JSON, before anything is measured).
+    pub plan: PathBuf,
+}
+
+/// Runs the probe: plan, warm-up (the first `warmup` queries of the set, not
+/// collected), then every query once through [`heddle_cost_query`].
+pub fn run(spec: &ProbeSpec) -> anyhow::Result<()> {
+    let backend = HeddleFactory::default().open(&spec.index)?;
+    let set = query_set(&spec.queries, spec.count)?;
+    let mut plan = Vec::with_capacity(set.len());
+    for q in &set {
+        let shares = backend.term_shares(q)?.unwrap_or_default();
+        plan.push(Planned {
+            query: q.clone(),
+            df_class: df_class(&shares).to_string(),
+            terms: shares.len(),
+        });
+    }
+    let text = serde_json::to_string(&plan)?;
+    std::fs::write(&spec.plan, text)
+        .with_context(|| format!("writing the plan {}", spec.plan.display()))?;
+    for q in set.iter().take(spec.warmup) {
+        backend.search(q, spec.k)?;
+    }
+    for (i, q) in set.iter().enumerate() {
+        let n = heddle_cost_query(backend.as_ref(), std::hint::black_box(q), spec.k)
+            .with_context(|| format!("query {} ({q:?})", i + 1))?;
+        std::hint::black_box(n);
+    }
+    Ok(())
+}
