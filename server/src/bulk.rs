@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 /// One operation of a bulk request.
 #[derive(Debug, Clone, PartialEq)]

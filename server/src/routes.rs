@@ -11,10 +11,10 @@ use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
-use super::bulk::parse_bulk;
-use super::dsl::{UrlParams, parse_search_with};
-use super::error::ApiError;
-use super::service::{SearchService, ServedHit};
+use crate::bulk::parse_bulk;
+use crate::dsl::{UrlParams, parse_search_with};
+use crate::error::ApiError;
+use crate::service::{SearchService, ServedHit};
 
 /// What every request of one server shares.
 pub(crate) struct App {

@@ -14,8 +14,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::sync::oneshot;
 
-use super::routes::{App, handle};
-use super::service::SearchService;
+use crate::routes::{App, handle};
+use crate::service::SearchService;
 
 /// How a server listens and what it tolerates.
 #[derive(Debug, Clone)]

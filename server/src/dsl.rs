@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 /// Elasticsearch's default `index.max_result_window`: `from + size` beyond it is refused.
 pub const MAX_RESULT_WINDOW: u64 = 10_000;
