@@ -7,14 +7,15 @@ use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::bulk::parse_bulk;
-use crate::dsl::{UrlParams, parse_search_with};
+use crate::bulk::{BulkOp, BulkPath, parse_bulk, parse_document};
+use crate::dsl::{SearchRequest, TrackTotal, UrlParam, UrlParams, parse_count, parse_search_with};
 use crate::error::ApiError;
-use crate::service::{SearchService, ServedHit};
+use crate::guard::Guard;
+use crate::service::{BulkItem, SearchService, ServedHit};
 
 /// What every request of one server shares.
 pub(crate) struct App {
@@ -25,9 +26,11 @@ pub(crate) struct App {
     pub max_body: usize,
     /// Longest a request body may take to arrive once its headers have; then 408.
     pub body_timeout: Duration,
-    /// One `_bulk` at a time, waited for on the reactor (a queued `_bulk` holds no
-    /// thread) and run on a thread of its own, never on the search threads.
+    /// One write at a time (`_bulk`, `_doc`), waited for on the reactor (a queued write
+    /// holds no thread) and run on a thread of its own, never on the search threads.
     pub writes: tokio::sync::Semaphore,
+    /// Which `Host`, `Origin` and body types are accepted.
+    pub guard: Guard,
 }
 
 pub(crate) type Reply = Response<Full<Bytes>>;
@@ -40,8 +43,17 @@ pub(crate) type Reply = Response<Full<Bytes>>;
 /// reports it per rung beside the latency it observes (docs/PERF.md, "Over HTTP").
 pub const SERVICE_MICROS_HEADER: &str = "x-heddle-service-micros";
 
+/// The header the official Elasticsearch clients (8.x and 9.x) look for on every
+/// successful answer, refusing the server without it (`UnsupportedProductError`).
+pub const PRODUCT_HEADER: &str = "x-elastic-product";
+
+/// The Elasticsearch API version whose subset this server speaks, as `GET /` reports it
+/// (`version.number`); heddle's own version is beside it.
+pub const ES_API_VERSION: &str = "9.0.0";
+
 /// Answers one request; every failure becomes a JSON error response, never a dropped
-/// connection or a panic. Every response carries [`SERVICE_MICROS_HEADER`].
+/// connection or a panic. Every response carries [`SERVICE_MICROS_HEADER`] and
+/// [`PRODUCT_HEADER`].
 pub(crate) async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let started = Instant::now();
     let mut reply = match route(&app, req, started).await {
@@ -49,22 +61,20 @@ pub(crate) async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Repl
         Err(e) => reply(e.status, &e.body()),
     };
     let micros = started.elapsed().as_micros() as u64;
-    reply.headers_mut().insert(
-        SERVICE_MICROS_HEADER,
-        hyper::header::HeaderValue::from(micros),
-    );
+    let headers = reply.headers_mut();
+    headers.insert(SERVICE_MICROS_HEADER, HeaderValue::from(micros));
+    headers.insert(PRODUCT_HEADER, HeaderValue::from_static("Elasticsearch"));
     Ok(reply)
 }
 
 async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Reply, ApiError> {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
+    let endpoint = format!("{method} {path}");
+    app.guard.check(req.headers(), &endpoint)?;
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    let url = UrlParams::parse(
-        req.uri().query(),
-        matches!(parts.as_slice(), [_, "_search"]),
-        matches!(parts.as_slice(), [_, "_bulk"]),
-    )?;
+    let query = req.uri().query().map(str::to_string);
+    let params = |accepted: &[UrlParam]| UrlParams::parse(query.as_deref(), &endpoint, accepted);
     let allow = |methods: &[Method], allowed: &str| -> Result<(), ApiError> {
         if methods.contains(&method) {
             return Ok(());
@@ -80,52 +90,56 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
     match parts.as_slice() {
         [] => {
             allow(&[Method::GET, Method::HEAD], "GET, HEAD")?;
+            params(&[])?;
             Ok(reply(200, &about(app)))
         }
         ["_cluster", "health"] => {
             allow(&[Method::GET], "GET")?;
+            params(&[])?;
             Ok(reply(200, &health()))
         }
         [index, "_search"] => {
             allow(&[Method::GET, Method::POST], "GET, POST")?;
-            known_index(app, index)?;
-            let body = read_body(app, req).await?;
+            let url = params(&[UrlParam::Size, UrlParam::From])?;
+            known_index(app, index, &endpoint)?;
+            let body = read_body(app, req, &endpoint).await?;
             let service = app.service.clone();
             let parsed = small(&body)
                 .then(|| parse_search_with(&body, &url))
                 .transpose()?;
-            let (hits, from, size, source) = off_reactor(move || {
+            let (hits, total, request) = off_reactor(move || {
                 let request = match parsed {
                     Some(request) => request,
                     None => parse_search_with(&body, &url)?,
                 };
                 let hits = service.search(&request)?;
-                Ok((hits, request.from, request.size, request.source))
+                let total = total_hits(service.as_ref(), &request, hits.len())?;
+                Ok((hits, total, request))
             })
             .await?;
             Ok(reply(
                 200,
-                &search_response(&app.name, &hits, source, started, from, size),
+                &search_response(&app.name, &hits, total, &request, started),
             ))
         }
-        [index, "_bulk"] => {
+        ["_bulk"] | [_, "_bulk"] => {
             allow(&[Method::POST, Method::PUT], "POST, PUT")?;
-            known_index(app, index)?;
-            let body = read_body(app, req).await?;
-            let service = app.service.clone();
+            params(&[UrlParam::Refresh])?;
+            let path_kind = match parts.as_slice() {
+                [index, _] => {
+                    known_index(app, index, &endpoint)?;
+                    BulkPath::Index
+                }
+                _ => BulkPath::Root,
+            };
+            let body = read_body(app, req, &endpoint).await?;
             let name = app.name.clone();
-            let parsed = small(&body).then(|| parse_bulk(&body, &name)).transpose()?;
-            let _turn = app
-                .writes
-                .acquire()
-                .await
-                .map_err(|e| ApiError::internal(format!("waiting for the writer: {e}")))?;
-            let items = on_write_thread(move || {
-                let ops = match parsed {
-                    Some(ops) => ops,
-                    None => parse_bulk(&body, &name)?,
-                };
-                service.bulk(ops)
+            let parsed = small(&body)
+                .then(|| parse_bulk(&body, &name, path_kind))
+                .transpose()?;
+            let items = write(app, move || match parsed {
+                Some(ops) => Ok(ops),
+                None => parse_bulk(&body, &name, path_kind),
             })
             .await?;
             let items: Vec<Value> = items
@@ -140,15 +154,63 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
             ))
         }
         [index, "_count"] => {
-            allow(&[Method::GET], "GET")?;
-            known_index(app, index)?;
+            allow(&[Method::GET, Method::POST], "GET, POST")?;
+            params(&[])?;
+            known_index(app, index, &endpoint)?;
+            let body = read_body(app, req, &endpoint).await?;
+            let query = parse_count(&body)?;
             let service = app.service.clone();
-            let count = off_reactor(move || service.count()).await?;
-            Ok(reply(200, &json!({"count": count})))
+            let count = off_reactor(move || service.count(query.as_ref())).await?;
+            Ok(reply(200, &json!({"count": count, "_shards": shards()})))
+        }
+        [index, "_doc", id] => {
+            known_index(app, index, &endpoint)?;
+            let id = (*id).to_string();
+            if method == Method::GET || method == Method::HEAD {
+                params(&[])?;
+                let service = app.service.clone();
+                let (lookup, name) = (id.clone(), app.name.clone());
+                let found = off_reactor(move || service.get(&lookup)).await?;
+                return Ok(match found {
+                    Some(doc) => reply(
+                        200,
+                        &json!({"_index": name, "_id": id, "found": true,
+                                "_source": {"title": doc.title}}),
+                    ),
+                    None => reply(404, &json!({"_index": name, "_id": id, "found": false})),
+                });
+            }
+            allow(
+                &[
+                    Method::GET,
+                    Method::HEAD,
+                    Method::PUT,
+                    Method::POST,
+                    Method::DELETE,
+                ],
+                "GET, HEAD, PUT, POST, DELETE",
+            )?;
+            params(&[UrlParam::Refresh])?;
+            let op = if method == Method::DELETE {
+                BulkOp::Delete(id)
+            } else {
+                let body = read_body(app, req, &endpoint).await?;
+                BulkOp::Index(parse_document(&body, &id)?)
+            };
+            let mut items = write(app, move || Ok(vec![op])).await?;
+            let item = items
+                .pop()
+                .ok_or_else(|| ApiError::internal("the write answered nothing"))?;
+            Ok(reply(
+                item.status,
+                &json!({"_index": app.name, "_id": item.id, "result": item.result,
+                        "_shards": shards()}),
+            ))
         }
         [index] if !index.starts_with('_') => {
             allow(&[Method::GET, Method::HEAD], "GET, HEAD")?;
-            known_index(app, index)?;
+            params(&[])?;
+            known_index(app, index, &endpoint)?;
             Ok(reply(200, &json!({app.name.as_str(): {"aliases": {}}})))
         }
         _ => Err(ApiError::new(
@@ -156,33 +218,88 @@ async fn route(app: &App, req: Request<Incoming>, started: Instant) -> Result<Re
             "resource_not_found_exception",
             format!(
                 "no handler for [{method}] [{path}]: this server answers GET /, \
-                 GET /_cluster/health, POST /{{index}}/_search, POST /{{index}}/_bulk and \
-                 GET /{{index}}/_count"
+                 GET /_cluster/health, POST /{{index}}/_search, POST /_bulk, \
+                 POST /{{index}}/_bulk, GET or POST /{{index}}/_count and \
+                 GET, PUT or DELETE /{{index}}/_doc/{{id}}"
             ),
         )),
     }
 }
 
-fn known_index(app: &App, name: &str) -> Result<(), ApiError> {
+/// Applies the operations `parse` gives (it runs on the write thread: a large body is
+/// parsed there, not on the reactor), one write at a time.
+async fn write(
+    app: &App,
+    parse: impl FnOnce() -> Result<Vec<BulkOp>, ApiError> + Send + 'static,
+) -> Result<Vec<BulkItem>, ApiError> {
+    let service = app.service.clone();
+    let _turn = app
+        .writes
+        .acquire()
+        .await
+        .map_err(|e| ApiError::internal(format!("waiting for the writer: {e}")))?;
+    on_write_thread(move || service.bulk(parse()?)).await
+}
+
+/// `hits.total` as Elasticsearch reports it for `request.track_total_hits` (`None`: not
+/// reported), given that the service ranked `ranked` hits for it. Matches are counted
+/// only when the ranking cannot say: fewer ranked than `from + size` means every match
+/// was ranked.
+fn total_hits(
+    service: &dyn SearchService,
+    request: &SearchRequest,
+    ranked: usize,
+) -> Result<Option<(u64, &'static str)>, ApiError> {
+    let ranked = ranked as u64;
+    let complete = ranked < (request.from + request.size) as u64;
+    let capped = |count: u64, limit: u64| {
+        if count > limit {
+            (limit, "gte")
+        } else {
+            (count, "eq")
+        }
+    };
+    // A service that cannot count (a bench backend) reports what it ranked, as a floor.
+    let count = || match service.count(Some(&request.query)) {
+        Err(e) if e.status == 501 => Ok(None),
+        other => other.map(Some),
+    };
+    Ok(match request.track_total {
+        TrackTotal::Off => None,
+        TrackTotal::UpTo(limit) if complete || ranked > limit => Some(capped(ranked, limit)),
+        TrackTotal::Exact if complete => Some((ranked, "eq")),
+        TrackTotal::UpTo(limit) => Some(count()?.map_or((ranked, "gte"), |c| capped(c, limit))),
+        TrackTotal::Exact => Some(count()?.map_or((ranked, "gte"), |c| (c, "eq"))),
+    })
+}
+
+fn shards() -> Value {
+    json!({"total": 1, "successful": 1, "skipped": 0, "failed": 0})
+}
+
+fn known_index(app: &App, name: &str, endpoint: &str) -> Result<(), ApiError> {
     if name == app.name {
         return Ok(());
     }
     Err(ApiError::new(
         404,
         "index_not_found_exception",
-        format!("no such index [{name}]: this server serves [{}]", app.name),
+        format!(
+            "{endpoint}: no such index [{name}]: this server serves [{}]",
+            app.name
+        ),
     ))
 }
 
 /// The body, refused with 413 past the limit (by its Content-Length before a byte is
 /// read, or as it arrives) and with 408 if it takes longer than the body timeout.
-async fn read_body(app: &App, req: Request<Incoming>) -> Result<Bytes, ApiError> {
+async fn read_body(app: &App, req: Request<Incoming>, endpoint: &str) -> Result<Bytes, ApiError> {
     let too_large = |n: String| {
         ApiError::new(
             413,
             "content_too_long_exception",
             format!(
-                "the request body ({n} bytes) is over this server's limit of {} bytes \
+                "{endpoint}: the request body ({n}) is over this server's limit of {} bytes \
                  (serve --max-body)",
                 app.max_body
             ),
@@ -195,7 +312,7 @@ async fn read_body(app: &App, req: Request<Incoming>) -> Result<Bytes, ApiError>
         .and_then(|v| v.parse::<u64>().ok())
         && n > app.max_body as u64
     {
-        return Err(too_large(n.to_string()));
+        return Err(too_large(format!("{n} bytes")));
     }
     let limited = Limited::new(req.into_body(), app.max_body);
     match tokio::time::timeout(app.body_timeout, limited.collect()).await {
@@ -203,15 +320,15 @@ async fn read_body(app: &App, req: Request<Incoming>) -> Result<Bytes, ApiError>
             408,
             "request_timeout",
             format!(
-                "the request body did not arrive within {:?}",
+                "{endpoint}: the request body did not arrive within {:?}",
                 app.body_timeout
             ),
         )),
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(too_large("more than that".to_string()))
+            Err(too_large(format!("more than {} bytes", app.max_body)))
         }
         Ok(Err(e)) => Err(ApiError::bad_request(format!(
-            "reading the request body: {e}"
+            "{endpoint}: reading the request body: {e}"
         ))),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
@@ -254,60 +371,57 @@ async fn on_write_thread<T: Send + 'static>(
 }
 
 /// Elasticsearch's response shape, for the service's best `from + size` hits (`ranked`):
-/// the page is what follows the first `from`. heddle collects the top hits without
-/// counting every match, so `hits.total` is a lower bound (`gte`) unless fewer than
-/// `from + size` were ranked, when it is every match (`eq`), however far `from` went.
+/// the page is what follows the first `from`. Scores are single-precision, as
+/// Elasticsearch's are (Lucene scores in `float`).
 fn search_response(
     name: &str,
     ranked: &[ServedHit],
-    source: bool,
+    total: Option<(u64, &'static str)>,
+    request: &SearchRequest,
     started: Instant,
-    from: usize,
-    size: usize,
 ) -> Value {
-    let matched = ranked.len();
-    let relation = if matched < from.saturating_add(size) {
-        "eq"
-    } else {
-        "gte"
-    };
-    let page = ranked.get(from..).unwrap_or_default();
-    let page = &page[..page.len().min(size)];
+    let page = ranked.get(request.from..).unwrap_or_default();
+    let page = &page[..page.len().min(request.size)];
     // Elasticsearch's max_score is the best of all matches, not of the page.
-    let max_score = ranked.first().map(|h| h.score);
+    let max_score = ranked.first().map(|h| h.score as f32);
     let hits: Vec<Value> = page
         .iter()
         .map(|h| {
-            let mut hit = json!({"_index": name, "_id": h.id, "_score": h.score});
-            if source {
+            let mut hit = json!({"_index": name, "_id": h.id, "_score": h.score as f32});
+            if request.source {
                 hit["_source"] = json!({"title": h.title});
             }
             hit
         })
         .collect();
-    json!({
+    let mut body = json!({
         "took": millis(started),
         "timed_out": false,
-        "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
-        "hits": {
-            "total": {"value": matched, "relation": relation},
-            "max_score": max_score,
-            "hits": hits,
-        },
-    })
+        "_shards": shards(),
+        "hits": {"max_score": max_score, "hits": hits},
+    });
+    if let Some((value, relation)) = total {
+        body["hits"]["total"] = json!({"value": value, "relation": relation});
+    }
+    body
 }
 
-/// `GET /`: who answers, as Elasticsearch's root does.
+/// `GET /`: who answers, shaped as Elasticsearch's root (clients read
+/// `version.number`); heddle's own version is `version.heddle`.
 fn about(app: &App) -> Value {
     json!({
         "name": "heddle",
         "cluster_name": "heddle",
         "index": app.name,
         "version": {
-            "number": env!("CARGO_PKG_VERSION"),
+            "number": ES_API_VERSION,
             "distribution": "heddle",
+            "build_flavor": "default",
+            "minimum_wire_compatibility_version": "8.0.0",
+            "minimum_index_compatibility_version": "8.0.0",
+            "heddle": env!("CARGO_PKG_VERSION"),
         },
-        "tagline": "heddle-eval serve: an Elasticsearch _search subset over a heddle index",
+        "tagline": "heddle-eval serve: an Elasticsearch API subset over a heddle index",
     })
 }
 
@@ -334,9 +448,7 @@ pub(crate) fn reply(status: u16, body: &Value) -> Reply {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    r.headers_mut().insert(
-        CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
 }

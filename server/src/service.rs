@@ -3,7 +3,7 @@
 //! bench backend (`BackendService`, in its tests).
 
 use crate::bulk::BulkOp;
-use crate::dsl::SearchRequest;
+use crate::dsl::{Query, SearchRequest};
 use crate::error::ApiError;
 
 /// One hit as the server returns it.
@@ -11,6 +11,12 @@ use crate::error::ApiError;
 pub struct ServedHit {
     pub id: String,
     pub score: f64,
+    pub title: String,
+}
+
+/// A document's stored fields, as `GET /{index}/_doc/{id}` returns them in `_source`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredDoc {
     pub title: String,
 }
 
@@ -33,8 +39,23 @@ pub trait SearchService: Send + Sync + 'static {
     /// reports when the query has fewer matches than that.
     fn search(&self, request: &SearchRequest) -> Result<Vec<ServedHit>, ApiError>;
 
-    /// Live documents (`GET /{index}/_count`).
-    fn count(&self) -> Result<u64, ApiError>;
+    /// Live documents (`query` `None`), or the live documents `query` matches (any of
+    /// its words in any of its fields, as `_search` ranks them): `_count`, and
+    /// `hits.total` when the ranking alone cannot say. A query `_search` refuses is
+    /// refused the same way.
+    fn count(&self, query: Option<&Query>) -> Result<u64, ApiError>;
+
+    /// The stored fields of the live document with external id `id` (`GET
+    /// /{index}/_doc/{id}`); `None` if there is none. A service that cannot look a
+    /// document up by id refuses with 501.
+    fn get(&self, id: &str) -> Result<Option<StoredDoc>, ApiError> {
+        let _ = id;
+        Err(ApiError::new(
+            501,
+            "unsupported_operation_exception",
+            "this index cannot look a document up by id",
+        ))
+    }
 
     /// Applies `ops` and commits them: visible to every search that starts after this
     /// returns. A service that cannot write refuses with 501.

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use heddle::fusion::{DEFAULT_RRF_K, Rrf};
-use heddle::{Bm25Params, Field};
+use heddle::{Bm25Params, Field, SearchOptions};
 
 use heddle_server::{
     ApiError, BulkItem, BulkOp, MultiMatchKind, Query, SearchRequest, SearchService, ServedHit,
@@ -145,8 +145,40 @@ impl SearchService for HeddleService {
             .collect())
     }
 
-    fn count(&self) -> Result<u64, ApiError> {
-        Ok(self.index.num_docs())
+    /// Every live document, or the union of the documents each of the query's BM25
+    /// streams matches (a document matches a stream when it holds a word of the query in
+    /// the stream's field), every match read, not only the ranked ones.
+    fn count(&self, query: Option<&Query>) -> Result<u64, ApiError> {
+        let Some(query) = query else {
+            return Ok(self.index.num_docs());
+        };
+        let retrieval = self.retrieval(query, 1)?;
+        let mut fields: Vec<Field> = Vec::new();
+        for spec in &retrieval.streams {
+            if let StreamSpec::Bm25 { field, .. } = spec
+                && !fields.contains(field)
+            {
+                fields.push(*field);
+            }
+        }
+        let searcher = self.index.searcher();
+        let mut matched: Vec<u64> = Vec::new();
+        for field in &fields {
+            let opts = SearchOptions {
+                k: usize::MAX,
+                bm25: self.bm25,
+                field: *field,
+            };
+            let docs = searcher
+                .search_docs(query.text(), &opts)
+                .map_err(|e| ApiError::internal(format!("counting: {e}")))?;
+            matched.extend(docs.into_iter().map(|(doc, _)| doc));
+        }
+        if fields.len() > 1 {
+            matched.sort_unstable();
+            matched.dedup();
+        }
+        Ok(matched.len() as u64)
     }
 
     /// One commit for the whole request. Background merges are off: a merge would be
@@ -251,7 +283,7 @@ impl SearchService for BackendService {
     }
 
     /// A bench backend cannot count its documents.
-    fn count(&self) -> Result<u64, ApiError> {
+    fn count(&self, _: Option<&Query>) -> Result<u64, ApiError> {
         Err(ApiError::new(
             501,
             "unsupported_operation_exception",
