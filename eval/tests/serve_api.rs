@@ -252,7 +252,7 @@ fn hits_total_follows_track_total_hits_and_scores_are_single_precision() {
 }
 
 #[test]
-fn documents_are_written_and_deleted_by_id() {
+fn documents_are_written_read_and_deleted_by_id() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path());
     let a = server.addr();
@@ -281,11 +281,29 @@ fn documents_are_written_and_deleted_by_id() {
     let (status, v) = request(a, "PUT", "/idx/_doc/x", r#"{"body":"misspelt"}"#);
     assert_eq!(status, 400);
     assert!(reason(&v).contains("field [body]"), "{v}");
+    let (status, v) = request(a, "GET", "/idx/_doc/zebra", "");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(
+        (&v["found"], &v["_source"]["title"]),
+        (&Value::from(true), &Value::from("Zebra"))
+    );
+    let (status, v) = request(a, "GET", "/idx/_doc/d3", "");
+    assert_eq!(
+        (status, &v["_source"]["title"]),
+        (200, &Value::from("title 3")),
+        "{v}"
+    );
     let (status, v) = request(a, "DELETE", "/idx/_doc/zebra", "");
     assert_eq!(
         (status, &v["result"]),
         (200, &Value::from("deleted")),
         "{v}"
+    );
+    let (status, v) = request(a, "GET", "/idx/_doc/zebra", "");
+    assert_eq!(
+        (status, &v["found"]),
+        (404, &Value::from(false)),
+        "deleted: {v}"
     );
     let (status, v) = request(a, "DELETE", "/idx/_doc/zebra", "");
     assert_eq!(

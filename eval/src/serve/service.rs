@@ -10,6 +10,7 @@ use heddle::{Bm25Params, Field, SearchOptions};
 
 use heddle_server::{
     ApiError, BulkItem, BulkOp, MultiMatchKind, Query, SearchRequest, SearchService, ServedHit,
+    StoredDoc,
 };
 
 use crate::bench::backend::{Backend, Unsupported};
@@ -179,6 +180,17 @@ impl SearchService for HeddleService {
             matched.dedup();
         }
         Ok(matched.len() as u64)
+    }
+
+    /// A scan of the stored ids ([`heddle::Searcher::document`]) of the snapshot
+    /// published when the request starts.
+    fn get(&self, id: &str) -> Result<Option<StoredDoc>, ApiError> {
+        let found = self
+            .index
+            .searcher()
+            .document(id)
+            .map_err(|e| ApiError::internal(format!("reading document [{id}]: {e}")))?;
+        Ok(found.map(|hit| StoredDoc { title: hit.title }))
     }
 
     /// One commit for the whole request. Background merges are off: a merge would be
