@@ -158,6 +158,19 @@ fn count_counts_what_its_query_matches_and_refuses_what_search_refuses() {
         assert_eq!(status, 400, "{body}: {v}");
         assert!(reason(&v).contains(needle), "{body}: {v}");
     }
+    // Every refusal starts with the endpoint it is about.
+    for (method, path, body) in [
+        ("POST", "/idx/_count", r#"{"query":{"match_all":{}}}"#),
+        ("GET", "/idx/_search", r#"{"query":{"match_all":{}}}"#),
+        ("POST", "/idx/_bulk", "{\"update\":{\"_id\":\"a\"}}\n{}\n"),
+        ("PUT", "/idx/_doc/a", "[]"),
+        ("GET", "/idx/_mapping", ""),
+    ] {
+        let (status, v) = request(a, method, path, body);
+        assert!(status >= 400, "{method} {path}: {v}");
+        let wanted = format!("{method} {path}: ");
+        assert!(reason(&v).starts_with(&wanted), "{wanted}: {v}");
+    }
     let (status, v) = request(a, "POST", "/idx/_count?q=bats", "");
     assert_eq!(status, 400);
     assert!(

@@ -51,14 +51,16 @@ pub const PRODUCT_HEADER: &str = "x-elastic-product";
 /// (`version.number`); heddle's own version is beside it.
 pub const ES_API_VERSION: &str = "9.0.0";
 
-/// Answers one request; every failure becomes a JSON error response, never a dropped
-/// connection or a panic. Every response carries [`SERVICE_MICROS_HEADER`] and
+/// Answers one request; every failure becomes a JSON error response whose reason starts
+/// with the endpoint it is about (`POST /idx/_count: ...`), never a dropped connection or
+/// a panic. Every response carries [`SERVICE_MICROS_HEADER`] and
 /// [`PRODUCT_HEADER`].
 pub(crate) async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let started = Instant::now();
+    let endpoint = format!("{} {}", req.method(), req.uri().path());
     let mut reply = match route(&app, req, started).await {
         Ok(reply) => reply,
-        Err(e) => reply(e.status, &e.body()),
+        Err(e) => reply(e.status, &e.at(&endpoint).body()),
     };
     let micros = started.elapsed().as_micros() as u64;
     let headers = reply.headers_mut();
