@@ -391,3 +391,26 @@ fn requests_a_web_page_could_send_are_refused() {
     }
     server.stop().unwrap();
 }
+
+#[test]
+fn names_given_to_allow_remote_are_accepted_as_host_and_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let index =
+        heddle::Index::create(dir.path().join("idx"), heddle::IndexSettings::default()).unwrap();
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap());
+    config.allowed_hosts = vec!["search.lan".to_string()];
+    let service = Arc::new(HeddleService::new(index, heddle::Bm25Params::default()));
+    let server = RunningServer::start(config, "idx", service).unwrap();
+    let a = server.addr();
+    let port = a.port();
+    let named = [
+        format!("Host: SEARCH.lan:{port}"),
+        format!("Origin: http://search.lan:{port}"),
+    ];
+    let (status, _, v) = send(a, "GET", "/idx/_count", &named, "");
+    assert_eq!((status, &v["count"]), (200, &Value::from(0)), "{v}");
+    let other = [format!("Host: other.lan:{port}")];
+    let (status, _, v) = send(a, "GET", "/idx/_count", &other, "");
+    assert_eq!(status, 403, "{v}");
+    server.stop().unwrap();
+}
