@@ -75,6 +75,16 @@ cost: build valgrind
 report-check:
 	bash scripts/report-check.sh
 
+# The official Python clients against `heddle-eval serve` (README, "Over HTTP"):
+# elasticsearch 9.x and opensearch-py, pinned in scripts/clients-check-requirements.txt,
+# from PyPI into a virtualenv (target/clients-venv, or CLIENTS_VENV=DIR), run ping, info,
+# searches, count, bulk with and without an index, get, index and delete by id and error
+# handling against a small index; fails on any difference from what the clients expect.
+# Not in `make test`: it needs PyPI. CLIENTS_CHECK_PROFILE=release uses a release build.
+.PHONY: clients-check
+clients-check:
+	bash scripts/clients-check.sh
+
 # Crash and concurrency stress, longer than `make test` runs them: 1,000 kill -9 runs of a
 # committing writer, then a minute of a writer, background merges and two readers.
 STRESS_KILLS ?= 1000

@@ -82,7 +82,7 @@ fn exchange(addr: SocketAddr, raw: &[u8]) -> String {
 /// One request on its own connection: the status and the JSON body.
 fn request(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, Value) {
     let raw = format!(
-        "{method} {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
@@ -143,7 +143,8 @@ fn searches_answer_in_elasticsearchs_shape() {
     // The server's own time, in microseconds, on every response.
     let raw = exchange(
         server.addr(),
-        b"GET /_cluster/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        format!("GET /_cluster/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+            .as_bytes(),
     );
     let micros = raw
         .lines()
@@ -153,7 +154,11 @@ fn searches_answer_in_elasticsearchs_shape() {
 
     let (_, v) = search(addr, r#"{"query":{"match":{"flat":"covid"}},"size":5}"#);
     assert_eq!(ids(&v).len(), 5);
-    assert_eq!(v["hits"]["total"]["relation"], "gte");
+    assert_eq!(
+        v["hits"]["total"],
+        serde_json::json!({"value": 20, "relation": "eq"}),
+        "every match counted (up to track_total_hits' 10,000)"
+    );
     let (_, paged) = search(
         addr,
         r#"{"query":{"match":{"flat":"covid"}},"size":2,"from":3}"#,
@@ -283,9 +288,11 @@ fn a_body_without_a_length_is_cut_off_at_the_limit_too() {
     let server = heddle_server(dir.path());
     let chunk = "x".repeat(3000);
     let raw = format!(
-        "POST /idx/_search HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\
+        "POST /idx/_search HTTP/1.1\r\nHost: {addr}\r\nTransfer-Encoding: chunked\r\n\
+         Content-Type: application/json\r\n\
          Connection: close\r\n\r\n{len:x}\r\n{chunk}\r\n{len:x}\r\n{chunk}\r\n0\r\n\r\n",
-        len = chunk.len()
+        len = chunk.len(),
+        addr = server.addr()
     );
     let (status, v) = parse(&exchange(server.addr(), raw.as_bytes()));
     assert_eq!(status, 413, "{v}");
@@ -326,8 +333,14 @@ fn survives_malformed_http_slow_clients_and_abrupt_disconnects() {
 
     // A body that never finishes: 408 once the body timeout passes.
     let mut slow = connect(addr);
-    slow.write_all(b"POST /idx/_search HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n{\"qu")
-        .unwrap();
+    slow.write_all(
+        format!(
+            "POST /idx/_search HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: 100\r\n\r\n{{\"qu"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
     let mut buf = Vec::new();
     let _ = slow.read_to_end(&mut buf);
     let (status, v) = parse(&String::from_utf8_lossy(&buf));
@@ -519,7 +532,10 @@ impl heddle_eval::serve::SearchService for CommitWaitsForASearch {
         Ok(Vec::new())
     }
 
-    fn count(&self) -> Result<u64, heddle_eval::serve::ApiError> {
+    fn count(
+        &self,
+        _: Option<&heddle_eval::serve::Query>,
+    ) -> Result<u64, heddle_eval::serve::ApiError> {
         Ok(0)
     }
 

@@ -288,7 +288,7 @@ fn the_serve_binary_finishes_a_request_in_flight_on_sigterm_then_exits_0() {
         .unwrap();
     write!(
         held,
-        "POST /idx/_search HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n\
+        "POST /idx/_search HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
         body.len()
     )

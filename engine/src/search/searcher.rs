@@ -229,6 +229,33 @@ impl Searcher {
             doc,
         })
     }
+
+    /// The live document with external id `id`, if there is one (score 0): each
+    /// segment's stored ids scanned, newest segment first, deleted documents skipped.
+    /// A lookup for one request (the server's `GET /{index}/_doc/{id}`), as the writer
+    /// resolves a deletion: it reads every store block, so it is no loop's tool.
+    pub fn document(&self, id: &str) -> Result<Option<Hit>> {
+        let segments = self.snapshot.segments();
+        for s in (0..segments.len()).rev() {
+            let segment = &segments[s];
+            let mut found = None;
+            segment.reader.scan_stored(|doc, stored, title| {
+                if found.is_none() && stored == id && !segment.is_deleted(doc) {
+                    found = Some((doc, title.to_string()));
+                }
+                Ok(())
+            })?;
+            if let Some((doc, title)) = found {
+                return Ok(Some(Hit {
+                    id: id.to_string(),
+                    title,
+                    score: 0.0,
+                    doc: self.snapshot.doc_base(s) + u64::from(doc),
+                }));
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// A top-k heap's documents, best first, as (internal doc id, score).

@@ -26,9 +26,12 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:9200")]
     pub addr: SocketAddr,
     /// Allow an --addr that is not loopback: the server has no authentication and takes
-    /// writes (`_bulk`), so reaching it from other machines must be asked for.
-    #[arg(long)]
-    pub allow_remote: bool,
+    /// writes (`_bulk`), so reaching it from other machines must be asked for. Host names
+    /// given (comma-separated) are accepted in a request's `Host` and `Origin` besides
+    /// the listening address (and localhost on loopback); any other name is refused, so
+    /// that a web page cannot reach the server by rebinding a name of its own to it.
+    #[arg(long, value_name = "NAMES", num_args = 0..=1, default_missing_value = "")]
+    pub allow_remote: Option<String>,
     /// Threads running searches and bulk writes; requests beyond them wait for one
     /// [default: the number of cores].
     #[arg(long, value_name = "N")]
@@ -64,7 +67,21 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("{flag} {s}: a positive number of seconds"))
     };
     let mut config = ServerConfig::new(args.addr);
-    config.allow_remote = args.allow_remote;
+    config.allow_remote = args.allow_remote.is_some();
+    config.allowed_hosts = match &args.allow_remote {
+        None => Vec::new(),
+        Some(names) => names
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| {
+                if n.contains([':', '/', '@', ' ', '[', ']']) {
+                    bail!("--allow-remote {n:?}: a host name without port or scheme");
+                }
+                Ok(n.to_string())
+            })
+            .collect::<anyhow::Result<_>>()?,
+    };
     if let Some(t) = args.threads {
         config.search_threads = t;
     }

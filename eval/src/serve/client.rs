@@ -34,12 +34,12 @@ use serde_json::json;
 use tokio::sync::oneshot;
 
 use self::pool::Pool;
-use super::routes::SERVICE_MICROS_HEADER;
 use crate::bench::backend::{
     Answer, Backend, BackendFactory, CommitReport, Done, Finished, Issue, ServerClock, ServerTime,
     WriteOptions,
 };
 use crate::bench::stats::LatencyHistogram;
+use heddle_server::SERVICE_MICROS_HEADER;
 
 /// Longest one search may take before it counts as failed: far beyond any tail worth
 /// measuring, short enough that a dead server does not hang a rung.

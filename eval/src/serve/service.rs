@@ -1,62 +1,23 @@
-//! What the server searches: the [`SearchService`] trait, heddle's index behind it
-//! ([`HeddleService`]), and any bench [`Backend`] behind it ([`BackendService`]), so that
-//! the synthetic backends of the instrument's tests can be served over HTTP too.
+//! What `heddle-eval serve` searches: heddle's index behind heddle-server's
+//! [`SearchService`] ([`HeddleService`], ranking as `quality` ranks), and any bench
+//! [`Backend`] behind it ([`BackendService`]), so that the synthetic backends of the
+//! instrument's tests can be served over HTTP too.
 
 use std::sync::{Arc, Mutex};
 
 use heddle::fusion::{DEFAULT_RRF_K, Rrf};
-use heddle::{Bm25Params, Field};
+use heddle::{Bm25Params, Field, SearchOptions};
 
-use super::bulk::BulkOp;
-use super::dsl::{MultiMatchKind, Query, SearchRequest};
-use super::error::ApiError;
+use heddle_server::{
+    ApiError, BulkItem, BulkOp, MultiMatchKind, Query, SearchRequest, SearchService, ServedHit,
+    StoredDoc,
+};
+
 use crate::bench::backend::{Backend, Unsupported};
 use crate::quality::{
     Combine, DEFAULT_FUSION_DEPTH, Retrieval, StreamSpec, VECTOR_STREAM, parse_streams,
     parse_weights,
 };
-
-/// One hit as the server returns it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServedHit {
-    pub id: String,
-    pub score: f64,
-    pub title: String,
-}
-
-/// What one bulk operation did: Elasticsearch's `items[]` entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BulkItem {
-    pub action: &'static str,
-    pub id: String,
-    /// 201 created, 200 updated or deleted, 404 a delete of an absent id.
-    pub status: u16,
-    /// `created`, `updated`, `deleted` or `not_found`.
-    pub result: &'static str,
-}
-
-/// An index the server can search. Called on the server's search threads, never on
-/// its reactor, so an implementation may block.
-pub trait SearchService: Send + Sync + 'static {
-    /// The best `request.from + request.size` hits of `request`, best first. The server
-    /// skips `from` itself: how many there were before the skip is what `hits.total`
-    /// reports when the query has fewer matches than that.
-    fn search(&self, request: &SearchRequest) -> Result<Vec<ServedHit>, ApiError>;
-
-    /// Live documents (`GET /{index}/_count`).
-    fn count(&self) -> Result<u64, ApiError>;
-
-    /// Applies `ops` and commits them: visible to every search that starts after this
-    /// returns. A service that cannot write refuses with 501.
-    fn bulk(&self, ops: Vec<BulkOp>) -> Result<Vec<BulkItem>, ApiError> {
-        let _ = ops;
-        Err(ApiError::new(
-            501,
-            "unsupported_operation_exception",
-            "this index is read-only: it cannot take _bulk writes",
-        ))
-    }
-}
 
 /// A heddle index. Searches take the snapshot published when they start; `_bulk` takes
 /// the writer for the length of one request and publishes to the same [`heddle::Index`],
@@ -185,8 +146,51 @@ impl SearchService for HeddleService {
             .collect())
     }
 
-    fn count(&self) -> Result<u64, ApiError> {
-        Ok(self.index.num_docs())
+    /// Every live document, or the union of the documents each of the query's BM25
+    /// streams matches (a document matches a stream when it holds a word of the query in
+    /// the stream's field), every match read, not only the ranked ones.
+    fn count(&self, query: Option<&Query>) -> Result<u64, ApiError> {
+        let Some(query) = query else {
+            return Ok(self.index.num_docs());
+        };
+        let retrieval = self.retrieval(query, 1)?;
+        let mut fields: Vec<Field> = Vec::new();
+        for spec in &retrieval.streams {
+            if let StreamSpec::Bm25 { field, .. } = spec
+                && !fields.contains(field)
+            {
+                fields.push(*field);
+            }
+        }
+        let searcher = self.index.searcher();
+        let mut matched: Vec<u64> = Vec::new();
+        for field in &fields {
+            let opts = SearchOptions {
+                k: usize::MAX,
+                bm25: self.bm25,
+                field: *field,
+            };
+            let docs = searcher
+                .search_docs(query.text(), &opts)
+                .map_err(|e| ApiError::internal(format!("counting: {e}")))?;
+            matched.extend(docs.into_iter().map(|(doc, _)| doc));
+        }
+        if fields.len() > 1 {
+            matched.sort_unstable();
+            matched.dedup();
+        }
+        Ok(matched.len() as u64)
+    }
+
+    /// A scan of the stored ids ([`heddle::Searcher::document`]) of the snapshot
+    /// published when the request starts.
+    fn get(&self, id: &str) -> Result<Option<StoredDoc>, ApiError> {
+        let found = self
+            .index
+            .searcher()
+            .document(id)
+            .map_err(|e| ApiError::internal(format!("reading document [{id}]: {e}")))?;
+        Ok(found.map(|hit| StoredDoc { title: hit.title }))
     }
 
     /// One commit for the whole request. Background merges are off: a merge would be
@@ -291,7 +295,7 @@ impl SearchService for BackendService {
     }
 
     /// A bench backend cannot count its documents.
-    fn count(&self) -> Result<u64, ApiError> {
+    fn count(&self, _: Option<&Query>) -> Result<u64, ApiError> {
         Err(ApiError::new(
             501,
             "unsupported_operation_exception",

@@ -37,6 +37,15 @@ impl ApiError {
         ApiError::new(500, "internal_server_error", reason)
     }
 
+    /// The same error with its reason naming `endpoint` (`POST /idx/_bulk: ...`), unless
+    /// it already starts with it.
+    pub fn at(mut self, endpoint: &str) -> Self {
+        if !self.reason.starts_with(endpoint) {
+            self.reason = format!("{endpoint}: {}", self.reason);
+        }
+        self
+    }
+
     /// `{"error": {"type", "reason", "root_cause": [...]}, "status"}`, as Elasticsearch
     /// answers, so that a client written for it shows the reason.
     pub fn body(&self) -> Value {

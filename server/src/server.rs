@@ -14,8 +14,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::sync::oneshot;
 
-use super::routes::{App, handle};
-use super::service::SearchService;
+use crate::guard::Guard;
+use crate::routes::{App, handle};
+use crate::service::SearchService;
 
 /// How a server listens and what it tolerates.
 #[derive(Debug, Clone)]
@@ -23,6 +24,9 @@ pub struct ServerConfig {
     pub addr: SocketAddr,
     /// Binding an address other than loopback must be asked for (`--allow-remote`).
     pub allow_remote: bool,
+    /// Host names accepted in `Host` and `Origin` besides the listening address and, on
+    /// loopback, `localhost` (`--allow-remote NAME,...`).
+    pub allowed_hosts: Vec<String>,
     /// Threads that run searches and writes (`--threads`); more wait for one.
     pub search_threads: usize,
     /// Largest request body accepted, in bytes (`--max-body`).
@@ -42,6 +46,7 @@ impl ServerConfig {
         ServerConfig {
             addr,
             allow_remote: false,
+            allowed_hosts: Vec::new(),
             search_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             max_body: 10 << 20,
             header_timeout: Duration::from_secs(10),
@@ -92,9 +97,11 @@ pub async fn serve(
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    let listening = listener.local_addr().context("reading the bound address")?;
     let listener = tokio::net::TcpListener::from_std(listener)
         .context("handing the listener to the reactor")?;
     let app = Arc::new(App {
+        guard: Guard::new(listening, &config.allowed_hosts),
         name,
         service,
         max_body: config.max_body,

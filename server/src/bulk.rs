@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 /// One operation of a bulk request.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,9 +44,18 @@ impl BulkOp {
     }
 }
 
-/// Parses a bulk body for the index named `index` (an action's `_index`, if given, must
-/// be it). Blank lines are skipped.
-pub fn parse_bulk(body: &[u8], index: &str) -> Result<Vec<BulkOp>, ApiError> {
+/// Where a bulk request was sent: `/{index}/_bulk`, where an action's `_index` may be
+/// left out, or `/_bulk`, where every action must name its index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkPath {
+    Index,
+    Root,
+}
+
+/// Parses a bulk body for the index named `index`, the one this server serves: an
+/// action's `_index` must be it (and must be given when the request was sent to
+/// `/_bulk`). Blank lines are skipped.
+pub fn parse_bulk(body: &[u8], index: &str, path: BulkPath) -> Result<Vec<BulkOp>, ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|e| ApiError::parsing(format!("the bulk body is not UTF-8: {e}")))?;
     let mut lines = text
@@ -68,7 +77,7 @@ pub fn parse_bulk(body: &[u8], index: &str) -> Result<Vec<BulkOp>, ApiError> {
                  {{\"_id\": \"…\"}}}}"
             )));
         };
-        let id = action_id(n, name, meta, index)?;
+        let id = action_id(n, name, meta, index, path)?;
         let op = match name.as_str() {
             "delete" => BulkOp::Delete(id),
             "index" | "create" => {
@@ -77,7 +86,7 @@ pub fn parse_bulk(body: &[u8], index: &str) -> Result<Vec<BulkOp>, ApiError> {
                         "bulk line {n}: [{name}] has no document line after it"
                     )));
                 };
-                let doc = document(m, id, source)?;
+                let doc = document(&format!("bulk line {m}"), id, source)?;
                 if name == "index" {
                     BulkOp::Index(doc)
                 } else {
@@ -99,18 +108,46 @@ pub fn parse_bulk(body: &[u8], index: &str) -> Result<Vec<BulkOp>, ApiError> {
 }
 
 /// The `_id` of an action line; `_index`, if present, must name this index.
-fn action_id(n: usize, name: &str, meta: &Value, index: &str) -> Result<String, ApiError> {
+fn action_id(
+    n: usize,
+    name: &str,
+    meta: &Value,
+    index: &str,
+    path: BulkPath,
+) -> Result<String, ApiError> {
     let Some(meta) = meta.as_object() else {
         return Err(ApiError::parsing(format!(
             "bulk line {n}: [{name}] must be an object"
         )));
     };
-    if let Some(other) = meta.get("_index")
-        && other.as_str() != Some(index)
-    {
-        return Err(ApiError::bad_request(format!(
-            "bulk line {n}: [_index] {other} is not this request's index [{index}]"
-        )));
+    match (meta.get("_index"), path) {
+        (Some(Value::String(named)), _) if named == index => {}
+        (None, BulkPath::Index) => {}
+        (None, BulkPath::Root) => {
+            return Err(ApiError::new(
+                400,
+                "action_request_validation_exception",
+                format!(
+                    "bulk line {n}: [{name}] names no [_index]; a request to /_bulk must name \
+                     it on every action (this server serves [{index}])"
+                ),
+            ));
+        }
+        (Some(Value::String(named)), _) => {
+            return Err(ApiError::new(
+                404,
+                "index_not_found_exception",
+                format!(
+                    "bulk line {n}: no such index [{named}]: this server serves [{index}]; \
+                     nothing in this request was applied"
+                ),
+            ));
+        }
+        (Some(other), _) => {
+            return Err(ApiError::parsing(format!(
+                "bulk line {n}: [_index] must be a string, got {other}"
+            )));
+        }
     }
     match meta.get("_id") {
         Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
@@ -120,14 +157,23 @@ fn action_id(n: usize, name: &str, meta: &Value, index: &str) -> Result<String, 
     }
 }
 
-/// A document line: `title` and `text`, both optional strings; other keys are refused so
-/// that a misspelt field cannot be dropped without a word.
-fn document(n: usize, id: String, line: &str) -> Result<heddle::Document, ApiError> {
-    let v: Value = serde_json::from_str(line)
-        .map_err(|e| ApiError::parsing(format!("bulk line {n}: not JSON: {e}")))?;
+/// A `_doc` request's body, the document stored under `id`: as a bulk document line.
+pub fn parse_document(body: &[u8], id: &str) -> Result<heddle::Document, ApiError> {
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::parsing(format!("the _doc body is not UTF-8: {e}")))?;
+    document("the _doc body", id.to_string(), text)
+}
+
+/// A document line (`at` says where it is, e.g. `bulk line 4`): `title` and `text`, both
+/// optional strings; other keys are refused so that a misspelt field cannot be dropped
+/// without a word.
+fn document(at: &str, id: String, line: &str) -> Result<heddle::Document, ApiError> {
+    let n = at;
+    let v: Value =
+        serde_json::from_str(line).map_err(|e| ApiError::parsing(format!("{n}: not JSON: {e}")))?;
     let Some(o) = v.as_object() else {
         return Err(ApiError::parsing(format!(
-            "bulk line {n}: a document must be an object"
+            "{n}: a document must be an object"
         )));
     };
     let (mut title, mut text) = (String::new(), String::new());
@@ -137,15 +183,13 @@ fn document(n: usize, id: String, line: &str) -> Result<heddle::Document, ApiErr
             "text" => &mut text,
             other => {
                 return Err(ApiError::bad_request(format!(
-                    "bulk line {n}: field [{other}] is not one heddle stores (title, text)"
+                    "{n}: field [{other}] is not one heddle stores (title, text)"
                 )));
             }
         };
         *slot = value
             .as_str()
-            .ok_or_else(|| {
-                ApiError::bad_request(format!("bulk line {n}: [{key}] must be a string"))
-            })?
+            .ok_or_else(|| ApiError::bad_request(format!("{n}: [{key}] must be a string")))?
             .to_string();
     }
     Ok(heddle::Document::new(id, title, text))
@@ -160,7 +204,7 @@ mod tests {
         let body = "{\"index\":{\"_id\":\"a\"}}\n{\"title\":\"T\",\"text\":\"x\"}\n\n\
                     {\"create\":{\"_index\":\"idx\",\"_id\":\"b\"}}\n{\"text\":\"y\"}\n\
                     {\"delete\":{\"_id\":\"c\"}}\n";
-        let ops = parse_bulk(body.as_bytes(), "idx").unwrap();
+        let ops = parse_bulk(body.as_bytes(), "idx", BulkPath::Index).unwrap();
         assert_eq!(
             ops,
             vec![
@@ -173,7 +217,11 @@ mod tests {
 
     #[test]
     fn refusals_name_the_line() {
-        let r = |b: &str| parse_bulk(b.as_bytes(), "idx").unwrap_err().reason;
+        let r = |b: &str| {
+            parse_bulk(b.as_bytes(), "idx", BulkPath::Index)
+                .unwrap_err()
+                .reason
+        };
         assert!(r("").contains("no action"));
         assert!(r("{\"index\":{\"_id\":\"a\"}}\n").contains("line 1"));
         assert!(r("{\"delete\":{}}").contains("[_id]"));
@@ -184,5 +232,45 @@ mod tests {
         );
         assert!(r("{\"index\":{\"_id\":\"a\"}}\n{\"text\":3}").contains("[text]"));
         assert!(r("nope").contains("line 1: not JSON"));
+    }
+
+    #[test]
+    fn a_root_bulk_needs_the_served_index_on_every_action() {
+        let body = "{\"index\":{\"_index\":\"idx\",\"_id\":\"a\"}}\n{\"text\":\"x\"}\n\
+                    {\"delete\":{\"_index\":\"idx\",\"_id\":\"b\"}}\n";
+        let ops = parse_bulk(body.as_bytes(), "idx", BulkPath::Root).unwrap();
+        assert_eq!(
+            ops,
+            vec![
+                BulkOp::Index(heddle::Document::new("a", "", "x")),
+                BulkOp::Delete("b".into())
+            ]
+        );
+        let e = parse_bulk(b"{\"delete\":{\"_id\":\"b\"}}", "idx", BulkPath::Root).unwrap_err();
+        assert_eq!(e.status, 400);
+        assert!(e.reason.contains("line 1") && e.reason.contains("[_index]"));
+        let other = "{\"delete\":{\"_index\":\"idx\",\"_id\":\"a\"}}\n\
+                     {\"delete\":{\"_index\":\"logs\",\"_id\":\"b\"}}";
+        for path in [BulkPath::Root, BulkPath::Index] {
+            let e = parse_bulk(other.as_bytes(), "idx", path).unwrap_err();
+            assert_eq!(e.status, 404);
+            assert!(
+                e.reason.contains("line 2: no such index [logs]"),
+                "{}",
+                e.reason
+            );
+        }
+    }
+
+    #[test]
+    fn a_doc_body_is_read_as_a_document_line() {
+        let d = parse_document(br#"{"title":"T","text":"x"}"#, "a").unwrap();
+        assert_eq!(d, heddle::Document::new("a", "T", "x"));
+        let e = parse_document(br#"{"body":"x"}"#, "a").unwrap_err();
+        assert!(
+            e.reason.contains("the _doc body: field [body]"),
+            "{}",
+            e.reason
+        );
     }
 }

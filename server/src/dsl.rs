@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 /// Elasticsearch's default `index.max_result_window`: `from + size` beyond it is refused.
 pub const MAX_RESULT_WINDOW: u64 = 10_000;
@@ -21,9 +21,25 @@ pub const MAX_RESULT_WINDOW: u64 = 10_000;
 /// Hits when the body does not say (`size` absent), as Elasticsearch.
 pub const DEFAULT_SIZE: usize = 10;
 
-/// Top-level keys accepted and ignored: clients send them, and heddle behaves as they
-/// ask anyway (it never counts every match; it has no per-request timeout).
-const IGNORED_KEYS: [&str; 2] = ["track_total_hits", "timeout"];
+/// Top-level keys accepted and ignored: clients send it, and heddle has no per-request
+/// timeout.
+const IGNORED_KEYS: [&str; 1] = ["timeout"];
+
+/// Elasticsearch's default `track_total_hits`: matches are counted exactly up to this
+/// many, and beyond it `hits.total` says "at least this many".
+pub const DEFAULT_TRACK_TOTAL_HITS: u64 = 10_000;
+
+/// How `hits.total` is reported (`track_total_hits`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrackTotal {
+    /// `false`: no `hits.total` at all, and no counting.
+    Off,
+    /// A number (the default, [`DEFAULT_TRACK_TOTAL_HITS`]): the count of matches up to
+    /// it, else the number with relation `gte`.
+    UpTo(u64),
+    /// `true`: every match counted.
+    Exact,
+}
 
 /// One parsed `_search` request.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +50,8 @@ pub struct SearchRequest {
     pub size: usize,
     /// `_source: false` leaves `_source` (the title) out of every hit.
     pub source: bool,
+    /// `track_total_hits`.
+    pub track_total: TrackTotal,
 }
 
 /// How hits are ranked; every variant is BM25 over heddle's analysis of `text`.
@@ -86,26 +104,44 @@ pub fn parse_search(body: &[u8]) -> Result<SearchRequest, ApiError> {
     parse_search_with(body, &UrlParams::default())
 }
 
-/// What the URL's query string may say: `size` and `from`, which override the body's
-/// as in Elasticsearch, `pretty` (indentation only: ignored), and on `_bulk` `refresh`
-/// (`true`, `wait_for`, `false` or empty: accepted and ignored, because a heddle `_bulk`
-/// commits and is visible to every later search when it returns, which is what `true`
-/// asks). Every other parameter is refused, since ignoring it could change what the
-/// caller gets (`filter_path`, `rest_total_hits_as_int`, `q`, ...) without telling them.
+/// What the URL's query string may say: `size` and `from` on `_search`, which override
+/// the body's as in Elasticsearch; `refresh` on writes (`true`, `wait_for`, `false` or
+/// empty: accepted and ignored, because a heddle write commits and is visible to every
+/// later search when it returns, which is what `true` asks); and `pretty` anywhere
+/// (indentation only: ignored). Every other parameter is refused, naming the endpoint and
+/// what it reads, since ignoring it could change what the caller gets (`filter_path`,
+/// `rest_total_hits_as_int`, `q`, `pipeline`, ...) without telling them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UrlParams {
     pub size: Option<u64>,
     pub from: Option<u64>,
 }
 
+/// A URL parameter an endpoint may take besides `pretty`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlParam {
+    Size,
+    From,
+    Refresh,
+}
+
+impl UrlParam {
+    fn name(self) -> &'static str {
+        match self {
+            UrlParam::Size => "size",
+            UrlParam::From => "from",
+            UrlParam::Refresh => "refresh",
+        }
+    }
+}
+
 impl UrlParams {
-    /// Parses a query string (`None`: the URL had none). `allow_paging`: whether this
-    /// route takes `size` and `from` (only `_search` does); `allow_refresh`: whether it
-    /// takes `refresh` (only `_bulk` does).
+    /// Parses a query string (`None`: the URL had none) for `endpoint` (named in every
+    /// refusal, e.g. `POST /_bulk`), which takes the parameters `accepted`.
     pub fn parse(
         query: Option<&str>,
-        allow_paging: bool,
-        allow_refresh: bool,
+        endpoint: &str,
+        accepted: &[UrlParam],
     ) -> Result<UrlParams, ApiError> {
         let mut params = UrlParams::default();
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
@@ -113,27 +149,34 @@ impl UrlParams {
             let number = |what: &str| {
                 value.parse::<u64>().map_err(|_| {
                     ApiError::bad_request(format!(
-                        "URL parameter [{what}] must be a non-negative integer, not [{value}]"
+                        "{endpoint}: URL parameter [{what}] must be a non-negative integer, \
+                         not [{value}]"
                     ))
                 })
             };
-            match key {
-                "pretty" => {}
-                "refresh" if allow_refresh => {
+            let param = accepted.iter().find(|p| p.name() == key);
+            match (key, param) {
+                ("pretty", _) => {}
+                (_, Some(UrlParam::Refresh)) => {
                     if !matches!(value, "" | "true" | "wait_for" | "false") {
                         return Err(ApiError::bad_request(format!(
-                            "URL parameter [refresh] must be true, wait_for or false, not \
-                             [{value}]"
+                            "{endpoint}: URL parameter [refresh] must be true, wait_for or \
+                             false, not [{value}]"
                         )));
                     }
                 }
-                "size" if allow_paging => params.size = Some(number("size")?),
-                "from" if allow_paging => params.from = Some(number("from")?),
-                other => {
+                (_, Some(UrlParam::Size)) => params.size = Some(number("size")?),
+                (_, Some(UrlParam::From)) => params.from = Some(number("from")?),
+                (other, None) => {
+                    let reads: Vec<&str> = accepted.iter().map(|p| p.name()).collect();
+                    let reads = if reads.is_empty() {
+                        "no URL parameter (pretty is ignored)".to_string()
+                    } else {
+                        format!("{} (pretty is ignored)", reads.join(" and "))
+                    };
                     return Err(ApiError::bad_request(format!(
-                        "URL parameter [{other}] is not supported here: this server reads \
-                         size and from in a _search URL (and ignores pretty); put the rest \
-                         in the body"
+                        "{endpoint}: URL parameter [{other}] is not supported; this endpoint \
+                         reads {reads}"
                     )));
                 }
             }
@@ -146,16 +189,17 @@ impl UrlParams {
 pub fn parse_search_with(body: &[u8], url: &UrlParams) -> Result<SearchRequest, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::parsing(
-            "the request body is empty: send {\"query\": {\"match\": {\"FIELD\": \"TEXT\"}}}",
+            "the _search body is empty: send {\"query\": {\"match\": {\"FIELD\": \"TEXT\"}}}",
         ));
     }
     let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::parsing(format!("the request body is not JSON: {e}")))?;
+        .map_err(|e| ApiError::parsing(format!("the _search body is not JSON: {e}")))?;
     let Value::Object(top) = value else {
-        return Err(ApiError::parsing("the request body must be a JSON object"));
+        return Err(ApiError::parsing("the _search body must be a JSON object"));
     };
     let mut query = None;
     let (mut from, mut size, mut source) = (0u64, None, true);
+    let mut track_total = TrackTotal::UpTo(DEFAULT_TRACK_TOTAL_HITS);
     for (key, v) in &top {
         match key.as_str() {
             "query" => query = Some(parse_query(v)?),
@@ -166,11 +210,23 @@ pub fn parse_search_with(body: &[u8], url: &UrlParams) -> Result<SearchRequest, 
                     ApiError::parsing("[_source] must be true or false (no field lists)")
                 })?
             }
+            "track_total_hits" => {
+                track_total = match v {
+                    Value::Bool(true) => TrackTotal::Exact,
+                    Value::Bool(false) => TrackTotal::Off,
+                    Value::Number(_) => TrackTotal::UpTo(count("track_total_hits", v)?),
+                    other => {
+                        return Err(ApiError::parsing(format!(
+                            "[track_total_hits] must be true, false or a number, got {other}"
+                        )));
+                    }
+                }
+            }
             k if IGNORED_KEYS.contains(&k) => {}
             other => {
                 return Err(ApiError::parsing(format!(
-                    "unknown key [{other}] in the search body; this server reads query, \
-                     size, from and _source"
+                    "unknown key [{other}] in the _search body; _search reads query, size, \
+                     from, _source, track_total_hits and timeout"
                 )));
             }
         }
@@ -199,7 +255,33 @@ pub fn parse_search_with(body: &[u8], url: &UrlParams) -> Result<SearchRequest, 
         from: from as usize,
         size: size as usize,
         source,
+        track_total,
     })
+}
+
+/// Parses a `_count` body: empty (every live document) or `{"query": ...}`, the query
+/// as `_search` reads it; anything else is refused as `_search` refuses it.
+pub fn parse_count(body: &[u8]) -> Result<Option<Query>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::parsing(format!("the _count body is not JSON: {e}")))?;
+    let Value::Object(top) = value else {
+        return Err(ApiError::parsing("the _count body must be a JSON object"));
+    };
+    let mut query = None;
+    for (key, v) in &top {
+        match key.as_str() {
+            "query" => query = Some(parse_query(v)?),
+            other => {
+                return Err(ApiError::parsing(format!(
+                    "unknown key [{other}] in the _count body; _count reads query"
+                )));
+            }
+        }
+    }
+    Ok(query)
 }
 
 /// A non-negative integer (`size`, `from`).
@@ -504,6 +586,7 @@ mod tests {
     fn fuse_defaults_to_rrf_of_three_streams() {
         let r = parse(r#"{"query":{"heddle_fuse":{"query":"q"}},"_source":false}"#).unwrap();
         assert!(!r.source);
+        assert_eq!(r.track_total, TrackTotal::UpTo(DEFAULT_TRACK_TOTAL_HITS));
         assert_eq!(
             r.query,
             Query::Fuse {
