@@ -97,9 +97,7 @@ fn parse() -> Result<Options, String> {
             "--exact-passes" => o.exact_passes = number(&value)?.max(1),
             "--k" => o.k = number(&value)?,
             "--segments" => o.segments = number(&value)?.max(1),
-            "--min-docs" => {
-                o.graph.min_docs = value.parse().map_err(|e| format!("{flag}: {e}"))?
-            }
+            "--min-docs" => o.graph.min_docs = value.parse().map_err(|e| format!("{flag}: {e}"))?,
             "--m" => o.graph.m = value.parse().map_err(|e| format!("{flag}: {e}"))?,
             "--ef-construction" => {
                 o.graph.ef_construction = value.parse().map_err(|e| format!("{flag}: {e}"))?

@@ -13,9 +13,7 @@ use anyhow::{Context, bail};
 use heddle::fusion::{
     Fused, Normalization, Rrf, ScoredStream, Stream, normalized_sum, weighted_sum,
 };
-use heddle::{
-    Bm25Params, Field, Hit, SearchEffort, SearchOptions, Searcher, VectorSearchOptions,
-};
+use heddle::{Bm25Params, Field, Hit, SearchEffort, SearchOptions, Searcher, VectorSearchOptions};
 
 use super::query_vectors::QueryVectors;
 use super::run::RunEntry;
