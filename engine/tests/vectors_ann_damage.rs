@@ -506,3 +506,36 @@ fn check_reports_a_copied_row_that_is_not_the_documents_row() {
         "{message}"
     );
 }
+
+/// A finite but wrong value in a `.vec` row, resealed: its IVF copy disagrees. `check`
+/// reports it, and so a merge, which would copy the wrong row and cluster a new IVF
+/// file from it (laundering the damage: `check` would then pass), refuses it before
+/// writing anything (issue 33, item 12).
+#[test]
+fn a_merge_refuses_a_vectors_row_that_its_ivf_copy_contradicts() {
+    let (dir, _, vec) = build(None);
+    let file = &vec[0];
+    common::reseal(file, |b| {
+        let at = 8 + 20 * DIM * 4; // document 20's first value
+        let value = f32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        b[at..at + 4].copy_from_slice(&(value + 0.25).to_le_bytes());
+    });
+    let report = check_index(dir.path());
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    let before = common::file_names(dir.path());
+    let index = Index::open(dir.path()).unwrap();
+    let mut w = index.writer().unwrap();
+    w.set_background_merges(false);
+    let err = w
+        .merge(1)
+        .expect_err("a merge must refuse what check reports");
+    assert!(err.to_string().contains("is not its row in"), "{err}");
+    drop(w);
+    assert_eq!(
+        common::file_names(dir.path()),
+        before,
+        "the merge wrote nothing"
+    );
+    assert_eq!(index.segments().len(), 2);
+    assert_eq!(check_index(dir.path()).problems.len(), 1);
+}
