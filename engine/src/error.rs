@@ -69,6 +69,23 @@ pub enum Error {
         detail: String,
     },
 
+    /// Something other than a regular file (a symlink, a FIFO, a directory, a device)
+    /// stands under a name of the index. heddle creates only regular files, so it was
+    /// put there by someone else: heddle neither reads nor writes through it, and does
+    /// not remove it. Remove it (or restore the file from a backup).
+    #[error(
+        "{path}: is {found}, not a regular file; heddle never puts one under an index name (remove it or restore the file)"
+    )]
+    NotRegular { path: PathBuf, found: &'static str },
+
+    /// A mapped file shrank while it was in use: it was truncated or rewritten in place
+    /// under a running reader (docs/FORMAT.md, "Changing files in place"). The
+    /// request that read it fails; reopen the index once the file is whole again.
+    #[error(
+        "{path}: the file shrank while it was mapped (truncated or rewritten in place under a running reader); restore it and reopen the index"
+    )]
+    ChangedInPlace { path: PathBuf },
+
     /// The manifest could not be parsed.
     #[error("{path}: manifest is not valid: {detail}")]
     Manifest { path: PathBuf, detail: String },

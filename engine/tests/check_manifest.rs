@@ -139,3 +139,41 @@ fn check_reports_a_doc_count_that_disagrees_with_the_files() {
         "holds 4 documents, manifest says 5",
     );
 }
+
+/// A generation or next segment number at (or near) u64::MAX used to pass `check` and
+/// then brick the index at the next commit (or wrap the generation). Beyond 2^53 it is
+/// damage `check` reports and readers refuse; at 2^53 exactly the index reads, and a
+/// commit that would pass it is refused with the index left as it was (issue 33).
+#[test]
+fn counters_at_their_maximum_are_damage_and_never_wrap() {
+    for field in ["next_segment_id", "generation"] {
+        let dir = tempfile::tempdir().unwrap();
+        build(dir.path());
+        rewrite_manifest(dir.path(), |m| m[field] = u64::MAX.into());
+        let report = check_index(dir.path());
+        assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+        let message = report.problems[0].to_string();
+        assert!(
+            message.contains(field) && message.contains("above"),
+            "{message}"
+        );
+        assert!(matches!(
+            Index::open(dir.path()),
+            Err(Error::Manifest { .. })
+        ));
+
+        let dir = tempfile::tempdir().unwrap();
+        build(dir.path());
+        rewrite_manifest(dir.path(), |m| m[field] = (1u64 << 53).into());
+        assert!(check_index(dir.path()).is_ok());
+        let index = Index::open(dir.path()).unwrap();
+        let mut w = index.writer().unwrap();
+        w.set_background_merges(false);
+        w.add(heddle::Document::new("x", "", "one more")).unwrap();
+        let err = w.commit().expect_err("the commit would pass the maximum");
+        assert!(err.to_string().contains("used up"), "{err}");
+        drop(w);
+        assert_eq!(Index::open(dir.path()).unwrap().num_docs(), 7);
+        assert!(check_index(dir.path()).is_ok());
+    }
+}

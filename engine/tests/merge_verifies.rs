@@ -105,3 +105,76 @@ fn merge_refuses_a_postings_list_whose_tf_exceeds_its_block_bound() {
     drop(index);
     assert_merge_refuses(dir.path(), &post, "alpha", "exceeds its block's bounds");
 }
+
+/// Every byte of a lengths file changed and resealed (a checksum cannot see it): the
+/// lengths then sum to another total than the manifest's, or do not decode. Opening the
+/// index refuses it, so neither a search (whose BM25 average length comes from the
+/// manifest) nor a merge (which would write the wrong lengths into a segment `check`
+/// then calls sound) reads it; `check` reports it (issue 33, item 12).
+#[test]
+fn a_resealed_lengths_byte_is_refused_by_open_merge_and_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = [
+        vec![
+            Document::new("a", "", "alpha beta"),
+            Document::new("b", "", "beta"),
+            Document::new("c", "", "alpha gamma delta"),
+        ],
+        vec![Document::new("d", "", "alpha")],
+    ];
+    index_of(dir.path(), &docs);
+    let lens = dir.path().join("seg-000001.lens");
+    let original = std::fs::read(&lens).unwrap();
+    let body_len = common::body_of(&original).len();
+    assert!(body_len > 0);
+    for at in 0..body_len {
+        reseal(&lens, |body| body[at] ^= 0x01);
+        match Index::open(dir.path()) {
+            Err(e) => assert_eq!(
+                common::error_path(&e),
+                Some(lens.as_path()),
+                "byte {at}: {e}"
+            ),
+            Ok(_) => panic!("byte {at} of the lengths changed, and the index opened"),
+        }
+        let report = check_index(dir.path());
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| common::error_path(p) == Some(lens.as_path())),
+            "byte {at}: {:?}",
+            report.problems
+        );
+        std::fs::write(&lens, &original).unwrap();
+    }
+    assert!(check_index(dir.path()).is_ok());
+}
+
+/// A manifest whose token total disagrees with the lengths (0 here: BM25's average
+/// length, and so every score, would change) is refused when the index opens, before
+/// any search scores from it or any merge carries it on.
+#[test]
+fn a_manifest_token_total_that_disagrees_with_the_lengths_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    index_of(
+        dir.path(),
+        &[vec![
+            Document::new("a", "", "alpha beta"),
+            Document::new("b", "", "beta"),
+        ]],
+    );
+    common::rewrite_manifest(dir.path(), |m| {
+        m["segments"][0]["tokens"]["flat"] = 0.into()
+    });
+    let err = Index::open(dir.path())
+        .err()
+        .expect("the open must refuse the totals");
+    let message = err.to_string();
+    assert!(
+        message.contains("flat lengths sum to 3 tokens, manifest says 0"),
+        "{message}"
+    );
+    let report = check_index(dir.path());
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+}

@@ -31,8 +31,12 @@ const MAX_LINE_BYTES: u64 = 1 << 20;
 /// in file order. Errors name the file and line.
 pub fn read_topics(path: &Path) -> anyhow::Result<Vec<Query>> {
     let path = resolve(path, "queries.jsonl");
+    require_rereadable(&path, "its first line tells its format")?;
     let Some((line_no, first)) = first_line(&path)? else {
-        return Ok(Vec::new());
+        bail!(
+            "{}: holds no queries (the file is empty): nothing to search",
+            path.display()
+        );
     };
     if first.trim_start().starts_with('{') {
         return Ok(beir::open_queries(&path)?.collect::<Result<Vec<_>, _>>()?);
@@ -58,6 +62,33 @@ pub fn read_topics(path: &Path) -> anyhow::Result<Vec<Query>> {
     Ok(queries)
 }
 
+/// Refuses an input that cannot be read twice: a pipe, FIFO, socket or device
+/// (`/dev/stdin` of a pipeline among them). Its second reading would find nothing, and
+/// a file read as empty would be a silent wrong answer (an empty run, a score of 0), so
+/// such an input is an error saying what to do instead. `why` says what the first
+/// reading is for.
+pub fn require_rereadable(path: &Path, why: &str) -> anyhow::Result<()> {
+    // Following symlinks: /dev/stdin is one, to whatever stdin is.
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // the open that follows reports a missing file
+    };
+    let kind = meta.file_type();
+    use std::os::unix::fs::FileTypeExt;
+    let what = if kind.is_fifo() {
+        "a pipe"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        return Ok(());
+    };
+    bail!(
+        "{}: is {what}, which can be read only once, and this input is read twice ({why}); save it to a file first and give that file",
+        path.display()
+    )
+}
+
 /// [`read_topics`], refusing a query id given twice (which text would count?).
 pub fn read_unique_topics(path: &Path) -> anyhow::Result<Vec<Query>> {
     let queries = read_topics(path)?;
@@ -75,6 +106,20 @@ pub fn read_unique_topics(path: &Path) -> anyhow::Result<Vec<Query>> {
 /// an earlier one. Errors name the file and line.
 pub fn read_qrels(path: &Path) -> anyhow::Result<Qrels> {
     let path = resolve(path, "qrels/test.tsv");
+    require_rereadable(&path, "its first line tells its format")?;
+    let qrels = read_qrels_of_any_format(&path)?;
+    // Zero queries evaluated is not a score of 0: it is no evaluation at all.
+    if qrels.is_empty() {
+        bail!(
+            "{}: holds no judgments (empty, or a header line only): nothing to evaluate",
+            path.display()
+        );
+    }
+    Ok(qrels)
+}
+
+fn read_qrels_of_any_format(path: &Path) -> anyhow::Result<Qrels> {
+    let path = path.to_path_buf();
     let Some((first_no, first)) = first_line(&path)? else {
         return Ok(Qrels::new());
     };

@@ -1,6 +1,28 @@
 //! heddle-eval: the commands a user types (index, add, search) and the instrument that
 //! measures heddle (bench).
 
+/// `println!` that fails the command with an error, instead of panicking, when standard
+/// output cannot be written (`>/dev/full`, a full disk). A closed pipe still ends the
+/// process by SIGPIPE first (see `main`).
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+            .map_err(|e| anyhow::anyhow!("writing to standard output: {e}"))?
+    }};
+}
+
+/// `eprintln!` for notes and progress that must never stop the work: a standard error
+/// that cannot be written (`2>/dev/full`) loses the note, not the index being built.
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod ab;
 pub mod allocator;
 pub mod bench;

@@ -11,7 +11,7 @@ fn main() -> std::process::ExitCode {
     match heddle_eval::cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("heddle-eval: error: {e:#}");
+            heddle_eval::note!("heddle-eval: error: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }

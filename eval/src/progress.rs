@@ -30,13 +30,13 @@ impl Progress {
     /// Prints `what` if a second has passed since the last line.
     pub fn tick(&mut self, what: impl FnOnce() -> String) {
         if let Some(line) = self.tick_line(what) {
-            eprintln!("{line}");
+            crate::note!("{line}");
         }
     }
 
     /// Always prints.
     pub fn say(&mut self, what: &str) {
-        eprintln!("{}", self.line(what));
+        crate::note!("{}", self.line(what));
     }
 
     /// The line [`Progress::tick`] would print, if any.
@@ -127,7 +127,7 @@ fn unit(phase: CommitPhase) -> Option<&'static str> {
 impl CommitLines {
     /// Starts the heartbeat; lines go on from `progress`'s, with its label and clock.
     pub fn start(progress: &Progress) -> Self {
-        Self::with_heartbeat(progress, HEARTBEAT, Arc::new(|line| eprintln!("{line}")))
+        Self::with_heartbeat(progress, HEARTBEAT, Arc::new(|line| crate::note!("{line}")))
     }
 
     /// [`CommitLines::start`], the phase named again after `heartbeat` of silence, each

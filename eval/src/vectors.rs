@@ -42,6 +42,12 @@ impl DocumentVectors {
     /// non-empty vector of finite values, each of the first vector's dimension (or
     /// `dim`, an existing index's), no id twice. Errors name the file and the line.
     pub fn open(path: &Path, dim: Option<usize>) -> anyhow::Result<Self> {
+        // Read twice (see the module's documentation): a pipe would give nothing the
+        // second time, and a FIFO would be waited on forever.
+        crate::formats::require_rereadable(
+            path,
+            "once to check every vector, again as each document takes its own",
+        )?;
         let mut progress = Progress::new("vectors");
         let mut reader = open_vectors(path)?;
         if let Some(dim) = dim {

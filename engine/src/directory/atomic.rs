@@ -1,21 +1,17 @@
 //! Durable writes: a file's bytes reach the disk before anything refers to them, and a
 //! replaced file is either wholly old or wholly new.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// Writes `bytes` to a new file at `path` (replacing any leftover of a failed attempt)
-/// and fsyncs it. The directory entry is made durable by the caller's later `fsync_dir`.
+/// Writes `bytes` to a new file at `path` (replacing a regular leftover of a failed
+/// attempt, refusing a symlink or anything else: [`super::create_fresh`]) and fsyncs it.
+/// The directory entry is made durable by the caller's later `fsync_dir`.
 pub(crate) fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut file = super::create_fresh(path)?;
     file.write_all(bytes).map_err(|e| Error::io(path, e))?;
     file.sync_all().map_err(|e| Error::io(path, e))
 }

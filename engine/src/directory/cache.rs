@@ -18,7 +18,7 @@ pub(crate) fn drop_cached_pages(path: &Path) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
-        if let Ok(file) = std::fs::File::open(path) {
+        if let Ok(file) = super::open_regular(path) {
             // SAFETY: posix_fadvise reads no memory of ours; the descriptor is open for
             // the duration of the call.
             unsafe {

@@ -13,6 +13,7 @@
 //! meant to be shared across such a fork in any case.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -33,8 +34,27 @@ impl DirLock {
             .write(true)
             .create(true)
             .truncate(false)
+            // A planted symlink is not followed (nor a FIFO waited on): the lock file is
+            // one more index name that must be a regular file.
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+            .map_err(|e| match std::fs::symlink_metadata(&path) {
+                Ok(m) if !m.file_type().is_file() => Error::NotRegular {
+                    path: path.clone(),
+                    found: super::kind_of(m.file_type()),
+                },
+                _ => Error::io(&path, e),
+            })?;
+        let file_type = file
+            .metadata()
+            .map_err(|e| Error::io(&path, e))?
+            .file_type();
+        if !file_type.is_file() {
+            return Err(Error::NotRegular {
+                path,
+                found: super::kind_of(file_type),
+            });
+        }
         match file.try_lock() {
             Ok(()) => Ok(DirLock { file }),
             Err(TryLockError::WouldBlock) => Err(Error::Locked {

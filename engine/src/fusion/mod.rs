@@ -22,6 +22,39 @@ mod normalized;
 mod rrf;
 mod sum;
 
+use crate::error::{Error, Result};
+
+/// The largest stream weight: with scores of any stream heddle makes (BM25, or an inner
+/// product of vectors of norm at most 1e18) a weighted score stays far below f64's
+/// largest value, so no fused score is infinite and no ranking is arbitrary.
+pub const MAX_WEIGHT: f64 = 1e6;
+
+/// The largest RRF `k`: beyond it `w / (k + r)` no longer tells neighbouring ranks
+/// apart in f64 (at 1e308 every score is the same), and the usual k is 60.
+pub const MAX_RRF_K: f64 = 1e6;
+
+/// Each weight finite, 0 to [`MAX_WEIGHT`], and not all of them 0 (a fusion of streams
+/// that all contribute nothing would rank nothing and say "no document matches").
+pub(crate) fn check_weights(what: &str, weights: impl Iterator<Item = f64>) -> Result<()> {
+    let mut any = false;
+    let mut positive = false;
+    for w in weights {
+        any = true;
+        if !(w.is_finite() && (0.0..=MAX_WEIGHT).contains(&w)) {
+            return Err(Error::InvalidArgument(format!(
+                "{what} weights must be finite, 0 to {MAX_WEIGHT:e} (got {w})"
+            )));
+        }
+        positive |= w > 0.0;
+    }
+    if any && !positive {
+        return Err(Error::InvalidArgument(format!(
+            "{what} weights are all 0: at least one stream must count"
+        )));
+    }
+    Ok(())
+}
+
 pub use normalized::{Normalization, normalized_sum};
 pub use rrf::{DEFAULT_RRF_K, Fused, Rrf, Stream};
 pub use sum::{ScoredStream, weighted_sum};

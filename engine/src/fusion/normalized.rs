@@ -85,15 +85,7 @@ pub fn normalized_sum<K: Ord + Clone>(
     streams: &[ScoredStream<'_, K>],
     normalization: Normalization,
 ) -> Result<Vec<Fused<K>>> {
-    if let Some(bad) = streams
-        .iter()
-        .find(|s| !(s.weight.is_finite() && s.weight >= 0.0))
-    {
-        return Err(Error::InvalidArgument(format!(
-            "fusion weights must be finite and ≥ 0 (got {})",
-            bad.weight
-        )));
-    }
+    super::check_weights("fusion", streams.iter().map(|s| s.weight))?;
     if let Some(score) = streams
         .iter()
         .flat_map(|s| s.scored.iter().map(|(_, score)| *score))

@@ -62,21 +62,14 @@ impl Rrf {
     /// the streams: each key's contributions are summed in a fixed order (smallest first),
     /// so that even the last bit of a score is the same whichever stream came first.
     pub fn fuse<K: Ord + Clone>(&self, streams: &[Stream<'_, K>]) -> Result<Vec<Fused<K>>> {
-        if !(self.k.is_finite() && self.k >= 0.0) {
+        if !(self.k.is_finite() && (0.0..=super::MAX_RRF_K).contains(&self.k)) {
             return Err(Error::InvalidArgument(format!(
-                "RRF needs a finite k ≥ 0 (got {})",
+                "RRF needs a finite k, 0 to {:e} (got {})",
+                super::MAX_RRF_K,
                 self.k
             )));
         }
-        if let Some(bad) = streams
-            .iter()
-            .find(|s| !(s.weight.is_finite() && s.weight >= 0.0))
-        {
-            return Err(Error::InvalidArgument(format!(
-                "RRF stream weights must be finite and ≥ 0 (got {})",
-                bad.weight
-            )));
-        }
+        super::check_weights("RRF stream", streams.iter().map(|s| s.weight))?;
         let mut votes: BTreeMap<&K, Vec<f64>> = BTreeMap::new();
         let mut seen: BTreeSet<&K> = BTreeSet::new();
         for stream in streams.iter().filter(|s| s.weight > 0.0) {

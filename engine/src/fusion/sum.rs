@@ -27,15 +27,7 @@ impl<'a, K> ScoredStream<'a, K> {
 /// repeated within one stream counts once, with its highest score. Each key's parts are
 /// summed smallest first, so the order of the streams does not change a bit of a score.
 pub fn weighted_sum<K: Ord + Clone>(streams: &[ScoredStream<'_, K>]) -> Result<Vec<Fused<K>>> {
-    if let Some(bad) = streams
-        .iter()
-        .find(|s| !(s.weight.is_finite() && s.weight >= 0.0))
-    {
-        return Err(Error::InvalidArgument(format!(
-            "score-sum weights must be finite and ≥ 0 (got {})",
-            bad.weight
-        )));
-    }
+    super::check_weights("score-sum", streams.iter().map(|s| s.weight))?;
     let mut parts: BTreeMap<&K, Vec<f64>> = BTreeMap::new();
     for stream in streams.iter().filter(|s| s.weight > 0.0) {
         let mut best: BTreeMap<&K, f64> = BTreeMap::new();

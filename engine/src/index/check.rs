@@ -5,10 +5,12 @@
 
 use std::path::Path;
 
+use super::MANIFEST_FILE;
 use super::Manifest;
-use crate::directory::MappedFile;
+use crate::directory::{LOCK_FILE, MappedFile, kind_of};
 use crate::error::Error;
 use crate::segment::deletes::DeleteSet;
+use crate::segment::names;
 use crate::segment::{SegmentReader, footer};
 
 /// What [`check_index`] found.
@@ -37,9 +39,12 @@ pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
         Ok(m) => m,
         Err(e) => {
             report.problems.push(e);
+            planted_entries(dir, &[], &mut report);
             return report;
         }
     };
+    let named: Vec<String> = manifest.segments.iter().flat_map(|s| s.files()).collect();
+    planted_entries(dir, &named, &mut report);
     report.files_checked += 1;
     report.generation = manifest.generation;
     report.segments = manifest.segments.len();
@@ -80,22 +85,45 @@ pub fn check_index(dir: impl AsRef<Path>) -> CheckReport {
     report
 }
 
-fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
-    let meta = reader.meta();
-    for &field in &meta.fields {
-        // BM25's average length comes from the manifest's totals, not the lengths file.
-        let total = reader.lengths(field).total();
-        if total != meta.tokens.get(field) {
-            report.problems.push(Error::Corrupt {
-                path: reader.lengths_path().to_path_buf(),
-                what: "document lengths",
-                detail: format!(
-                    "{} lengths sum to {total} tokens, manifest says {}",
-                    field.name(),
-                    meta.tokens.get(field)
-                ),
+/// Every entry under a name heddle writes (the manifest, its temporary copy, the lock
+/// file, segment and delete files) that is not a regular file: a symlink or FIFO planted
+/// there is damage even where no reader looks, since a writer would meet it. Entries
+/// the manifest names (`named`) are left to the checks that open them, and one already
+/// reported is not reported twice.
+fn planted_entries(dir: &Path, named: &[String], report: &mut CheckReport) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return; // the manifest's error already says why
+    };
+    for entry in entries.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let ours = name == MANIFEST_FILE || name == LOCK_FILE || names::classify(&name).is_some();
+        // `DirEntry::file_type` does not follow symlinks.
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        if !ours || file_type.is_file() || named.contains(&name) {
+            continue;
+        }
+        let path = entry.path();
+        let reported = report
+            .problems
+            .iter()
+            .any(|p| matches!(p, Error::NotRegular { path: already, .. } if *already == path));
+        if !reported {
+            report.problems.push(Error::NotRegular {
+                path,
+                found: kind_of(file_type),
             });
         }
+    }
+}
+
+fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
+    let meta = reader.meta();
+    // The lengths' sums against the manifest's totals: in `count_problems`, as at open.
+    for &field in &meta.fields {
         let Some(mut terms) = reader.terms(field) else {
             continue;
         };
@@ -116,18 +144,27 @@ fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
     if let Err(e) = reader.scan_stored(|_, _, _| Ok(())) {
         report.problems.push(e);
     }
+    report.problems.extend(vector_problems(reader));
+}
+
+/// What a merge's other reads do not see in a segment's vectors: values that are not
+/// finite, and a graph file whose structure is damaged. Both `check_index` and
+/// every merge (of each source, before anything is written) run it, so a merge never
+/// carries into a new segment damage that `check` would report of the old one.
+pub(crate) fn vector_problems(reader: &SegmentReader) -> Vec<Error> {
+    let mut problems = Vec::new();
     // Opening checked the header against the manifest and the length (docs × dim × 4
     // after it), and the footer check above every chunk; left: every value finite.
     if let Some(vectors) = reader.vectors() {
         let non_finite = vectors.rows().map(|rows| rows.first_non_finite());
         match non_finite {
             Ok(None) => {}
-            Ok(Some((doc, at, value))) => report.problems.push(Error::Corrupt {
+            Ok(Some((doc, at, value))) => problems.push(Error::Corrupt {
                 path: vectors.path().to_path_buf(),
                 what: "vectors",
                 detail: format!("document {doc}: component {at} is {value}, not a finite number"),
             }),
-            Err(e) => report.problems.push(e),
+            Err(e) => problems.push(e),
         }
     }
     // The graph file's header was checked at open; left: every chunk and its structure
@@ -136,8 +173,9 @@ fn check_structures(reader: &SegmentReader, report: &mut CheckReport) {
     if let Some(graph) = reader.graph()
         && let Err(e) = graph.layers()
     {
-        report.problems.push(e);
+        problems.push(e);
     }
+    problems
 }
 
 #[cfg(test)]

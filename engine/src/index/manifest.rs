@@ -37,6 +37,9 @@ pub(crate) struct Manifest {
     pub segments: Vec<SegmentMeta>,
 }
 
+/// The largest `generation` and `next_segment_id` a manifest may hold (2^53).
+pub(crate) const MAX_COUNTER: u64 = 1 << 53;
+
 impl Manifest {
     pub(crate) fn new(analyzer: AnalyzerConfig, per_field: bool) -> Self {
         let fields = if per_field {
@@ -64,14 +67,15 @@ impl Manifest {
 
     pub(crate) fn load(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
-        let bytes = match std::fs::read(&path) {
+        // A regular file only: a FIFO here must not block the reader, a symlink is damage.
+        let bytes = match crate::directory::read_regular(&path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.is_not_found() => {
                 return Err(Error::NoIndex {
                     path: dir.to_path_buf(),
                 });
             }
-            Err(e) => return Err(Error::io(&path, e)),
+            Err(e) => return Err(e),
         };
         let body = footer::verify(&path, &bytes)?;
         Self::parse(&path, body)
@@ -102,6 +106,19 @@ impl Manifest {
     /// `../elsewhere/seg-000001`, which a merge would later delete, or list a segment
     /// twice, which a merge would copy twice. Each failure names the field at fault.
     fn validate(&self) -> std::result::Result<(), String> {
+        // Counters a commit adds one to: at the maximum, the next commit could not be
+        // named (or would wrap), so such a manifest is damage, reported by `check`
+        // before it bricks a writer. 2^53 commits at a million a second is 285 years.
+        for (name, value) in [
+            ("generation", self.generation),
+            ("next_segment_id", self.next_segment_id),
+        ] {
+            if value > MAX_COUNTER {
+                return Err(format!(
+                    "{name} {value}: above {MAX_COUNTER}, more than any index reaches"
+                ));
+            }
+        }
         // Every segment indexes the index's fields, flat first: merges and commits build
         // each new segment's files for exactly these fields from every source segment.
         if self.fields.first() != Some(&Field::Flat) {

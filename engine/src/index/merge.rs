@@ -91,6 +91,15 @@ fn merge_and_publish(
             deletes: s.deletes.as_deref(),
         })
         .collect();
+    // Each source is verified as `check` verifies it: what the merge's reads below check
+    // as they go (postings, stored fields, lengths, their sums at open), and what they
+    // would not notice (vector values, the IVF copy of the rows), before anything is
+    // written.
+    for source in &sources {
+        if let Some(problem) = super::vector_problems(source.reader).into_iter().next() {
+            return Err(problem);
+        }
+    }
     // The merged segment's files are written and fsynced before taking the publish
     // lock, which a commit waits on: the name is this merge's alone, and a failed merge
     // removes what it wrote.
@@ -157,7 +166,7 @@ fn merge_and_publish(
     if !late.is_empty() {
         let file = deletes::file_name(name, next.generation);
         let path = dir.join(&file);
-        std::fs::write(&path, deletes::file_bytes(&late)).map_err(|e| Error::io(&path, e))?;
+        crate::directory::write_fresh(&path, &deletes::file_bytes(&late))?;
         paths.push(path);
         meta.deletes = Some(DeletesMeta {
             file,

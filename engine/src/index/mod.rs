@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+pub(crate) use check::vector_problems;
 pub use check::{CheckReport, check_index};
 pub use failpoint::Failpoint;
 pub use manifest::MANIFEST_FILE;
@@ -99,7 +100,7 @@ impl Index {
         {
             let _lock = DirLock::acquire(dir)?;
             let path = dir.join(MANIFEST_FILE);
-            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let bytes = crate::directory::read_regular(&path)?;
             let (version, body) = crate::segment::footer::verify_any_version(&path, &bytes)?;
             if version == crate::segment::FORMAT_VERSION {
                 return Err(Error::InvalidArgument(format!(
@@ -282,6 +283,30 @@ fn refuse_unless_empty(dir: &Path) -> Result<()> {
             found.push(name);
         }
     }
+    refuse_entries(dir, found)
+}
+
+/// Refuses a directory that holds entries under names heddle does not write (anything
+/// but `MANIFEST`, `LOCK` and the names of [`crate::segment::names::classify`]),
+/// naming a few of them.
+fn refuse_foreign(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ours = name == MANIFEST_FILE
+            || name == LOCK_FILE
+            || crate::segment::names::classify(&name).is_some();
+        if !ours {
+            found.push(name);
+        }
+    }
+    refuse_entries(dir, found)
+}
+
+/// `NotEmpty` naming a few of `found`, if there are any.
+fn refuse_entries(dir: &Path, mut found: Vec<String>) -> Result<()> {
     if found.is_empty() {
         return Ok(());
     }

@@ -63,7 +63,8 @@ impl WriterState {
 
     pub(crate) fn allocate_segment_id(&mut self) -> u64 {
         let id = self.next_segment_id;
-        self.next_segment_id += 1;
+        // Never wraps: publishing refuses a number above the manifest's maximum first.
+        self.next_segment_id = self.next_segment_id.saturating_add(1);
         id
     }
 
@@ -78,7 +79,9 @@ impl WriterState {
     }
 }
 
-/// Writes a segment's files (not yet fsynced: see [`sync_files`]).
+/// Writes a segment's files (not yet fsynced: see [`sync_files`]), each created fresh
+/// ([`crate::directory::create_fresh`]). On failure removes the files it created, and
+/// only those: a symlink planted under one of the names stays where it was.
 pub(crate) fn write_segment_files(
     dir: &Path,
     name: &str,
@@ -87,8 +90,18 @@ pub(crate) fn write_segment_files(
     let mut paths = Vec::with_capacity(files.len());
     for (component, bytes) in files {
         let path = dir.join(component.file_name(name));
-        std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-        paths.push(path);
+        let written = crate::directory::write_fresh(&path, bytes);
+        if matches!(written, Err(Error::NotRegular { .. })) {
+            // Not created by us: not ours to remove.
+        } else {
+            paths.push(path);
+        }
+        if let Err(e) = written {
+            for path in &paths {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
     }
     Ok(paths)
 }
@@ -96,8 +109,8 @@ pub(crate) fn write_segment_files(
 /// fsyncs `paths` and the directory holding them.
 pub(crate) fn sync_files(dir: &Path, paths: &[std::path::PathBuf]) -> Result<()> {
     for path in paths {
-        std::fs::File::open(path)
-            .and_then(|f| f.sync_all())
+        crate::directory::open_regular(path)?
+            .sync_all()
             .map_err(|e| Error::io(path, e))?;
     }
     fsync_dir(dir)
@@ -114,6 +127,13 @@ pub(crate) fn publish(
 ) -> Result<(Duration, Duration)> {
     let started = Instant::now();
     next.next_segment_id = next.next_segment_id.max(state.next_segment_id);
+    // Refused before anything is replaced: a manifest every reader would refuse.
+    let limit = super::manifest::MAX_COUNTER;
+    if next.generation > limit || next.next_segment_id > limit {
+        return Err(Error::InvalidArgument(format!(
+            "the index has used up its generations or segment numbers ({limit}); rebuild it"
+        )));
+    }
     let failpoint = state.failpoint;
     // From the rename on, disk and memory may disagree until the swap below.
     state.poisoned = true;

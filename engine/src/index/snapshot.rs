@@ -110,6 +110,22 @@ impl Snapshot {
         }
     }
 
+    /// An error naming a file of this snapshot that shrank under its map while in use
+    /// (see `directory::sigbus`). A request during which a fault happened calls this
+    /// before answering: the zeros its reads may have met are then never an answer.
+    pub(crate) fn check_intact(&self) -> Result<()> {
+        let faulted = crate::directory::faulted_paths();
+        for path in faulted {
+            let ours = self.segments.iter().any(|s| {
+                s.reader.owns(&path) || s.deletes.as_ref().is_some_and(|d| d.path() == path)
+            });
+            if ours {
+                return Err(crate::Error::ChangedInPlace { path });
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn manifest(&self) -> &Manifest {
         &self.manifest
     }

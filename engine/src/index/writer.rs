@@ -540,8 +540,11 @@ impl IndexWriter {
     /// then readers see the old index whole, and a failed or abandoned commit leaves it
     /// as it was: rebuilding an index is a commit like any other, under the writer's
     /// lock. Buffered additions and deletions are dropped; waits for a running merge.
+    /// Refused ([`Error::NotEmpty`]) when the directory holds anything heddle does not
+    /// write: a rebuild replaces an index, never a directory someone else also uses.
     pub fn reset(&mut self, settings: IndexSettings) -> Result<()> {
         let mut manifest = Manifest::for_settings(&settings)?; // bad settings change nothing
+        super::refuse_foreign(&self.shared.dir)?;
         self.wait_for_merges()?;
         self.rollback();
         manifest.next_segment_id = 0; // taken from the writer's state at commit
@@ -735,17 +738,8 @@ impl IndexWriter {
     fn write_built(&mut self, built: BuiltSegment) -> Result<Vec<PathBuf>> {
         let dir = self.shared.dir.clone();
         let name = built.meta.name.clone();
-        let files: Vec<PathBuf> = built
-            .files
-            .iter()
-            .map(|(c, _)| dir.join(c.file_name(&name)))
-            .collect();
-        if let Err(e) = publish::write_segment_files(&dir, &name, &built.files) {
-            for path in &files {
-                let _ = std::fs::remove_file(path);
-            }
-            return Err(e);
-        }
+        // On failure it removed what it created (and nothing else).
+        let files = publish::write_segment_files(&dir, &name, &built.files)?;
         let ids = self
             .buffer
             .iter()
@@ -1113,7 +1107,7 @@ fn write_delete_file(
 ) -> Result<String> {
     let file = deletes::file_name(&meta.name, generation);
     let path = dir.join(&file);
-    std::fs::write(&path, deletes::file_bytes(hits)).map_err(|e| Error::io(&path, e))?;
+    crate::directory::write_fresh(&path, &deletes::file_bytes(hits))?;
     paths.push(path);
     meta.deletes = Some(DeletesMeta {
         file: file.clone(),
@@ -1122,7 +1116,16 @@ fn write_delete_file(
     Ok(file)
 }
 
+/// The most build threads a writer takes: beyond any machine's cores, low enough that a
+/// typo (`--threads 100000`) is refused instead of starting thousands of threads.
+pub const MAX_THREADS: usize = 1024;
+
 fn build_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    if threads > MAX_THREADS {
+        return Err(Error::InvalidArgument(format!(
+            "{threads} build threads: at most {MAX_THREADS} (0: one per core)"
+        )));
+    }
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("heddle-build-{i}"))

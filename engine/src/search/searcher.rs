@@ -67,13 +67,15 @@ impl Searcher {
     /// Documents containing `term` (an already analyzed token) over all segments; an
     /// error if a dictionary block it is looked up in is damaged.
     pub fn doc_freq(&self, field: Field, term: &str) -> Result<u64> {
-        let mut df = 0;
-        for s in self.snapshot.segments() {
-            if let Some(info) = s.reader.term_info(field, term)? {
-                df += info.df as u64;
+        self.guarded(|| {
+            let mut df = 0;
+            for s in self.snapshot.segments() {
+                if let Some(info) = s.reader.term_info(field, term)? {
+                    df += info.df as u64;
+                }
             }
-        }
-        Ok(df)
+            Ok(df)
+        })
     }
 
     /// Analyzes `query` with the index's analyzer and returns the top `opts.k` documents
@@ -91,28 +93,32 @@ impl Searcher {
     /// 1,000-deep search's time on a small index.
     pub fn search_docs(&self, query: &str, opts: &SearchOptions) -> Result<Vec<(u64, f64)>> {
         self.check(opts)?;
-        let terms = query::prepare(
-            query,
-            self.snapshot.analyzer(),
-            &self.snapshot,
-            opts.field,
-            opts.bm25,
-        )?;
-        let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))?;
-        Ok(ranked(top))
+        self.guarded(|| {
+            let terms = query::prepare(
+                query,
+                self.snapshot.analyzer(),
+                &self.snapshot,
+                opts.field,
+                opts.bm25,
+            )?;
+            let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))?;
+            Ok(ranked(top))
+        })
     }
 
     /// The oracle: scores every posting of every query term.
     pub fn search_exhaustive(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         self.check(opts)?;
-        let terms = query::prepare(
-            query,
-            self.snapshot.analyzer(),
-            &self.snapshot,
-            opts.field,
-            opts.bm25,
-        )?;
-        let top = exhaustive::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))?;
+        let top = self.guarded(|| {
+            let terms = query::prepare(
+                query,
+                self.snapshot.analyzer(),
+                &self.snapshot,
+                opts.field,
+                opts.bm25,
+            )?;
+            exhaustive::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))
+        })?;
         self.resolve_all(ranked(top))
     }
 
@@ -135,7 +141,8 @@ impl Searcher {
     /// without stored fields (see [`Searcher::search_docs`]).
     pub fn search_vector_exact_docs(&self, query: &[f32], k: usize) -> Result<Vec<(u64, f64)>> {
         crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
-        let top = crate::vectors::exact::top_k(&self.snapshot, query, self.clamp(k))?;
+        let top =
+            self.guarded(|| crate::vectors::exact::top_k(&self.snapshot, query, self.clamp(k)))?;
         Ok(ranked(top))
     }
 
@@ -179,7 +186,26 @@ impl Searcher {
         opts: &VectorSearchOptions,
     ) -> Result<(super::topk::TopK, VectorSearchStats)> {
         crate::vectors::check_query(query, self.snapshot.manifest().vector_dim)?;
-        crate::vectors::approximate_top_k(&self.snapshot, query, self.clamp(opts.k), opts.effort)
+        self.guarded(|| {
+            crate::vectors::approximate_top_k(
+                &self.snapshot,
+                query,
+                self.clamp(opts.k),
+                opts.effort,
+            )
+        })
+    }
+
+    /// Runs one request's reads, failing it if a file of the snapshot shrank under its
+    /// map meanwhile: its reads may have met the zeros put in place of vanished pages
+    /// (`directory::sigbus`). Later reads of such a file fail on their own.
+    fn guarded<T>(&self, request: impl FnOnce() -> Result<T>) -> Result<T> {
+        let before = crate::directory::faults();
+        let result = request();
+        if crate::directory::faults() != before {
+            self.snapshot.check_intact()?;
+        }
+        result
     }
 
     /// BM25's bounds (and so pruning) assume the score grows with tf and shrinks with
@@ -221,7 +247,7 @@ impl Searcher {
             .ok()
             .filter(|&l| l < segments[s].reader.doc_count())
             .ok_or_else(|| Error::InvalidArgument(format!("doc {doc} outside the snapshot")))?;
-        let stored = segments[s].reader.stored(local)?;
+        let stored = self.guarded(|| segments[s].reader.stored(local))?;
         Ok(Hit {
             id: stored.id,
             title: stored.title,

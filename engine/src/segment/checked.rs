@@ -102,7 +102,9 @@ impl CheckedFile {
                 continue;
             }
             self.sealed
-                .check_chunk(self.file.path(), self.file.bytes(), chunk)?;
+                .check_chunk(self.file.path(), self.file.bytes(), chunk)
+                // Zeros read in place of vanished pages fail their checksum: say why.
+                .map_err(|e| self.file.check_intact().err().unwrap_or(e))?;
             // Two threads may verify the same chunk at once; both set the same bit.
             self.verified[word].fetch_or(bit, Ordering::Release);
         }
@@ -113,6 +115,8 @@ impl CheckedFile {
 impl Integrity for CheckedFile {
     #[inline]
     fn check(&self, range: Range<usize>) -> Result<()> {
+        // Bytes of a file that shrank under its map are never served (directory::sigbus).
+        self.file.check_intact()?;
         let end = range.end.min(self.sealed.body_len);
         if range.start >= end {
             return Ok(());

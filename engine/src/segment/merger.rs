@@ -53,7 +53,11 @@ struct Created(Vec<PathBuf>);
 impl Drop for Created {
     fn drop(&mut self) {
         for path in &self.0 {
-            let _ = std::fs::remove_file(path);
+            // A path is listed before its creation is tried: something that is not a
+            // regular file there made the creation fail, and is not ours to remove.
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
 }

@@ -6,7 +6,8 @@
 //! - at open: every file's footer and chunk table; the term dictionaries' header, block
 //!   table and block heads (every lookup's binary search reads them); the stored fields'
 //!   header and block table; the whole lengths file (small, and read per posting while
-//!   scoring, where no check may cost anything);
+//!   scoring, where no check may cost anything), and its sums against the manifest's
+//!   token totals;
 //! - on a term lookup: the dictionary block that would hold the term;
 //! - on opening a postings list: the chunks covering the whole list, skip table
 //!   included (once per list per query, never per posting);
@@ -66,10 +67,8 @@ impl SegmentReader {
     /// here instead of mis-scoring. Totals that need a scan are left to `check_index`.
     pub(crate) fn open(dir: &Path, meta: &SegmentMeta) -> Result<Self> {
         let reader = Self::open_files(dir, meta)?;
-        match reader.count_problems().into_iter().next() {
-            Some(e) => Err(e),
-            None => Ok(reader),
-        }
+        reader.check_counts()?;
+        Ok(reader)
     }
 
     /// Opens the segment's files, checking their footers, their headers and their
@@ -139,11 +138,26 @@ impl SegmentReader {
     }
 
     /// Each field whose dictionary holds a different number of terms than the manifest
-    /// says. O(fields): `TermDict::open` has read the count and checked it against its
-    /// block table.
+    /// says (`TermDict::open` has read the count and checked it against its block
+    /// table), or whose lengths sum to a different number of tokens: BM25's average
+    /// length comes from the manifest's totals, so a search must not score from totals
+    /// the lengths it reads disagree with. O(documents) for the sums, over the lengths
+    /// file that open verified whole anyway.
     pub(crate) fn count_problems(&self) -> Vec<Error> {
         let mut problems = Vec::new();
         for &field in &self.meta.fields {
+            let total = self.lengths(field).total();
+            let said = self.meta.tokens.get(field);
+            if total != said {
+                problems.push(Error::Corrupt {
+                    path: self.lengths_path().to_path_buf(),
+                    what: "document lengths",
+                    detail: format!(
+                        "{} lengths sum to {total} tokens, manifest says {said}",
+                        field.name()
+                    ),
+                });
+            }
             let Some(f) = &self.fields[field.index()] else {
                 continue;
             };
@@ -158,6 +172,25 @@ impl SegmentReader {
             }
         }
         problems
+    }
+
+    /// Whether `path` is one of this segment's files (in its directory).
+    pub(crate) fn owns(&self, path: &Path) -> bool {
+        path.parent() == self.lengths_path().parent()
+            && path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                self.meta
+                    .components()
+                    .iter()
+                    .any(|c| c.file_name(&self.meta.name) == n)
+            })
+    }
+
+    /// The first of [`Self::count_problems`], as an error.
+    pub(crate) fn check_counts(&self) -> Result<()> {
+        match self.count_problems().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn meta(&self) -> &SegmentMeta {

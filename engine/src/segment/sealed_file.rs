@@ -27,9 +27,10 @@ pub(crate) struct SealedFileWriter {
 }
 
 impl SealedFileWriter {
-    /// Creates (or truncates) the file at `path`.
+    /// Creates the file at `path` fresh ([`crate::directory::create_fresh`]: a planted
+    /// symlink is refused, never written through).
     pub(crate) fn create(path: &Path) -> Result<Self> {
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        let file = crate::directory::create_fresh(path)?;
         Ok(SealedFileWriter {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(WRITE_BUFFER, file),

@@ -1,7 +1,8 @@
 //! What a vector must be to enter an index or query it: the index's dimension, every
-//! component a finite number. Checked where vectors come in (the writer's `add`, the
-//! searcher's query), so that segments only ever hold rows of the right length and no
-//! NaN can reach a score comparison.
+//! component a finite number, and a length (Euclidean norm) of at most 1e18
+//! ([`MAX_VECTOR_NORM`]). Checked where vectors come in (the writer's `add`, the
+//! searcher's query), so that segments only ever hold rows of the right length, no NaN
+//! can reach a score comparison, and no inner product or distance overflows to infinity.
 
 use crate::document::Document;
 use crate::error::{Error, Result};
@@ -10,6 +11,13 @@ use crate::error::{Error, Result};
 /// MiniLM, 4,096 for the largest in common use), low enough that no manifest can make a
 /// reader size a row, or a query check, beyond 256 KiB.
 pub const MAX_VECTOR_DIM: usize = 1 << 16;
+
+/// The largest Euclidean norm a vector may have. By Cauchy–Schwarz every partial sum of
+/// an inner product of two such vectors is at most 1e36 in magnitude, and every squared
+/// distance between them (or a centroid, an average of them) at most 4e36: all below
+/// f32's largest value, 3.4e38, so no score or distance is ever infinite. Text encoders
+/// give unit vectors; no encoder comes near this.
+pub(crate) const MAX_VECTOR_NORM: f64 = 1e18;
 
 /// Why a vector does not fit an index (see [`Error::DocumentVector`] and
 /// [`Error::QueryVector`]).
@@ -21,12 +29,20 @@ pub enum VectorProblem {
     /// A component is NaN or infinite (a score would not be a number).
     #[error("vector component {at} is {value}, not a finite number")]
     NotFinite { at: usize, value: f32 },
+    /// The vector's Euclidean norm is above 1e18: scores computed with it
+    /// could overflow to infinity. Scale it down (unit vectors are what encoders give).
+    #[error(
+        "vector norm {norm:e} is above the largest allowed, {max:e}: its scores could overflow"
+    )]
+    TooLarge { norm: f64, max: f64 },
     /// The index has vectors and the document has none: give it one, or create the
     /// index without a vector dimension.
     #[error("no vector, and every document of this index needs one of {dim} dimensions")]
     Missing { dim: usize },
     /// The index was created without a vector dimension.
-    #[error("this index stores no vectors (create it with IndexSettings::vector_dim)")]
+    #[error(
+        "this index stores no vectors (build it with vectors: heddle-eval index --vectors FILE)"
+    )]
     NoVectors,
 }
 
@@ -38,13 +54,25 @@ fn check(vector: &[f32], dim: usize) -> std::result::Result<(), VectorProblem> {
             found: vector.len(),
         });
     }
-    match vector.iter().position(|v| !v.is_finite()) {
-        Some(at) => Err(VectorProblem::NotFinite {
+    if let Some(at) = vector.iter().position(|v| !v.is_finite()) {
+        return Err(VectorProblem::NotFinite {
             at,
             value: vector[at],
-        }),
-        None => Ok(()),
+        });
     }
+    // In f64: the squares of finite f32 values cannot overflow there.
+    let norm = vector
+        .iter()
+        .map(|&v| f64::from(v) * f64::from(v))
+        .sum::<f64>()
+        .sqrt();
+    if norm > MAX_VECTOR_NORM {
+        return Err(VectorProblem::TooLarge {
+            norm,
+            max: MAX_VECTOR_NORM,
+        });
+    }
+    Ok(())
 }
 
 /// Whether `doc` may enter an index of vector dimension `dim` (`None`: no vectors).
@@ -158,6 +186,33 @@ mod tests {
                 Err(Error::QueryVector { .. })
             ));
         }
+    }
+
+    /// 3e38 is a finite f32, but two such vectors' inner product is not: refused at the
+    /// door, for documents and queries alike. At the bound, every product and squared
+    /// distance stays finite in f32.
+    #[test]
+    fn vectors_whose_scores_could_overflow_are_refused() {
+        let huge = vec![3e38f32, 0.0];
+        let err = check_document(&doc(Some(huge.clone())), Some(2)).unwrap_err();
+        assert!(matches!(problem(err).1, VectorProblem::TooLarge { .. }));
+        assert!(matches!(
+            check_query(&huge, Some(2)),
+            Err(Error::QueryVector {
+                problem: VectorProblem::TooLarge { .. }
+            })
+        ));
+        // Many moderate components add up: the norm, not each value, is bounded.
+        let wide = vec![1e17f32; 400]; // norm 2e18
+        assert!(check_query(&wide, Some(400)).is_err());
+        // Just inside the bound (f32 rounding of the exact bound could land outside it).
+        let at_bound = 0.999 * MAX_VECTOR_NORM as f32 / 2f32.sqrt();
+        let v = [at_bound, at_bound];
+        assert!(check_query(&v, Some(2)).is_ok());
+        let dot: f32 = v.iter().map(|x| x * x).sum();
+        let minus = [-at_bound, -at_bound];
+        let distance: f32 = v.iter().zip(&minus).map(|(a, b)| (a - b) * (a - b)).sum();
+        assert!(dot.is_finite() && distance.is_finite(), "{dot} {distance}");
     }
 
     #[test]

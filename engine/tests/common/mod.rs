@@ -59,7 +59,9 @@ pub fn error_path(e: &Error) -> Option<&Path> {
         | Error::Version { path, .. }
         | Error::ChecksumMismatch { path, .. }
         | Error::Corrupt { path, .. }
-        | Error::Manifest { path, .. } => Some(path),
+        | Error::Manifest { path, .. }
+        | Error::NotRegular { path, .. }
+        | Error::ChangedInPlace { path } => Some(path),
         _ => None,
     }
 }

@@ -2,9 +2,8 @@
 //! (of as many segments as the memory budget wrote).
 //! Any bad line or duplicate id aborts before the commit: the index is left as it was.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Args;
 use heddle::Index;
 use heddle_corpus::beir::{BeirError, LineProblem};
@@ -74,6 +73,7 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         let doc = doc.map_err(|e| with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
         let line = reader.line();
+        refuse_unusable_id(&path, line, &id)?;
         let doc = match vectors.as_mut() {
             None => doc,
             Some(vectors) => match vectors.take(&id)? {
@@ -84,7 +84,6 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
                 }
             },
         };
-        let context = || format!("{}:{line}: document {id:?}", path.display());
         // An id the file repeats is refused under --upsert too (which copy is meant?):
         // the writer knows, so no map of every id read grows with the file.
         let added = if args.upsert {
@@ -103,7 +102,7 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
                     !args.upsert,
                 ));
             }
-            added => added.with_context(context)?,
+            added => added.map_err(|e| add_error(e, &path, line, &id))?,
         }
         progress.tick(|| format!("{} read", plural(writer.buffered() as u64, "document")));
     }
@@ -114,7 +113,7 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
     }
     let stats = CommitLines::commit(&mut writer, &progress)?;
     writer.wait_for_merges()?;
-    println!(
+    crate::outln!(
         "added {} ({} replaced) to {} (generation {}, {} in all)",
         plural(stats.docs as u64, "document"),
         thousands(stats.deleted as u64),
@@ -133,5 +132,58 @@ pub(super) fn with_hint(e: BeirError, max_doc_bytes: usize) -> anyhow::Error {
             "{e}: more than a document of --max-doc-bytes {max_doc_bytes} can take as JSON"
         ),
         _ => e.into(),
+    }
+}
+
+/// Refuses a document id no TREC run could carry ([`crate::quality::run_id_problem`]):
+/// every search of the index would write it into `--run-out`, and `compare-runs`,
+/// `quality` and trec_eval would then misread that run.
+pub(super) fn refuse_unusable_id(path: &Path, line: u64, id: &str) -> anyhow::Result<()> {
+    match crate::quality::run_id_problem(id) {
+        Some(problem) => anyhow::bail!(
+            "{}:{line}: document {problem}; nothing was committed",
+            path.display()
+        ),
+        None => Ok(()),
+    }
+}
+
+/// An error of `IndexWriter::add`, blamed on the corpus line only when the document is
+/// what is wrong: an error writing a segment the memory budget flushed (a full disk)
+/// is the index's, and says so, naming the line only as how far the input was read.
+pub(super) fn add_error(e: heddle::Error, path: &Path, line: u64, id: &str) -> anyhow::Error {
+    use heddle::Error::*;
+    let about_the_document = matches!(
+        e,
+        DuplicateId { .. } | DocumentTooLarge { .. } | DocumentVector { .. } | EmptyId
+    );
+    if about_the_document {
+        anyhow::Error::new(e).context(format!("{}:{line}: document {id:?}", path.display()))
+    } else {
+        anyhow::Error::new(e).context(format!(
+            "writing the index (the input was read up to {}:{line}); nothing was committed",
+            path.display()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk while a budget flush writes a segment is the index's error, not the
+    /// corpus line's; a document's own problem names its line.
+    #[test]
+    fn only_a_documents_own_problem_is_blamed_on_its_line() {
+        let path = Path::new("c.jsonl");
+        let full = heddle::Error::Io {
+            path: "idx/seg-000002.store".into(),
+            error: std::sync::Arc::new(std::io::Error::from_raw_os_error(libc::ENOSPC)),
+        };
+        let message = format!("{:#}", add_error(full, path, 7, "d7"));
+        assert!(message.starts_with("writing the index"), "{message}");
+        assert!(!message.contains("document \"d7\""), "{message}");
+        let message = format!("{:#}", add_error(heddle::Error::EmptyId, path, 7, ""));
+        assert!(message.starts_with("c.jsonl:7: document"), "{message}");
     }
 }

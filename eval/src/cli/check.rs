@@ -15,8 +15,20 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<()> {
+    // Nothing to check is not a checked index with damage: say what is there instead.
+    match std::fs::metadata(&args.index) {
+        Err(e) => bail!("{}: {e}; no index to check", args.index.display()),
+        Ok(m) if !m.is_dir() => bail!(
+            "{}: is not a directory; an index is a directory",
+            args.index.display()
+        ),
+        Ok(_) => {}
+    }
     let report = heddle::check_index(&args.index);
-    println!(
+    if let [no_index @ heddle::Error::NoIndex { .. }] = report.problems.as_slice() {
+        bail!("{no_index}");
+    }
+    crate::outln!(
         "{}: generation {}, {}, {}, {} and {} checked",
         args.index.display(),
         report.generation,
@@ -26,11 +38,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<()> {
         plural(report.postings_lists_checked, "postings list")
     );
     if report.is_ok() {
-        println!("ok: no damage found");
+        crate::outln!("ok: no damage found");
         return Ok(());
     }
     for problem in &report.problems {
-        println!("damaged: {problem}");
+        crate::outln!("damaged: {problem}");
     }
     bail!("{} found", plural(report.problems.len() as u64, "problem"))
 }

@@ -75,24 +75,29 @@ pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
             "seed": args.seed,
             "metrics": metrics,
         });
-        println!("{}", serde_json::to_string(&out)?);
+        crate::outln!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
-    println!("A: {}", args.a.display());
-    println!("B: {}", args.b.display());
-    println!(
+    crate::outln!("A: {}", args.a.display());
+    crate::outln!("B: {}", args.b.display());
+    crate::outln!(
         "{} (every query in {}); 95% interval of B − A by paired bootstrap, {} resamples, seed {}",
         plural(a.queries() as u64, "query"),
         args.qrels.display(),
         args.resamples,
         args.seed
     );
-    println!(
+    crate::outln!(
         "{:<8} {:>7} {:>7} {:>8}  {:<20} {:>14}",
-        "metric", "A", "B", "B − A", "95% interval", "won/lost/tied"
+        "metric",
+        "A",
+        "B",
+        "B − A",
+        "95% interval",
+        "won/lost/tied"
     );
     for c in &comparisons {
-        println!(
+        crate::outln!(
             "{:<8} {:>7.4} {:>7.4} {:>+8.4}  [{:+.4}, {:+.4}]{} {:>14}",
             c.metric.label(),
             c.mean_a,
@@ -104,7 +109,7 @@ pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
             format!("{}/{}/{}", c.won, c.lost, c.tied)
         );
     }
-    println!("* the interval excludes zero");
+    crate::outln!("* the interval excludes zero");
     Ok(())
 }
 

@@ -45,7 +45,7 @@ pub fn run(args: &DeleteArgs) -> anyhow::Result<()> {
     }
     let stats = writer.commit()?;
     writer.wait_for_merges()?;
-    println!(
+    crate::outln!(
         "deleted {} from {} (generation {}, {} left)",
         plural(stats.deleted as u64, "document"),
         args.index.display(),
@@ -54,7 +54,7 @@ pub fn run(args: &DeleteArgs) -> anyhow::Result<()> {
     );
     if !missing.is_empty() {
         let shown: Vec<&str> = missing.iter().take(10).copied().collect();
-        println!(
+        crate::outln!(
             "{} not in the index: {}{}",
             match missing.len() {
                 1 => "1 id was".to_string(),

@@ -76,12 +76,12 @@ pub fn run(args: &EmbedArgs) -> anyhow::Result<()> {
     };
     let started = std::time::Instant::now();
     let encoder = MiniLm::load()?;
-    eprintln!(
+    crate::note!(
         "embed: model loaded in {:.2} s: {}",
         started.elapsed().as_secs_f64(),
         encoder.identity().name
     );
-    let say = |line: &str| eprintln!("{line}");
+    let say = |line: &str| crate::note!("{line}");
     // Queries first: a query set is small, and its vectors are useful before a long
     // corpus is done.
     let jobs = [
@@ -94,24 +94,29 @@ pub fn run(args: &EmbedArgs) -> anyhow::Result<()> {
     for (input, out) in jobs {
         let Some(input) = input else { continue };
         let done = embed::embed(&input, &encoder, &root, &options, out, &say)?;
-        print_summary(&input, &done, threads, args.batch);
+        print_summary(&input, &done, threads, args.batch)?;
         if let Some(out) = out {
-            println!("  written in input order to {}", out.display());
+            crate::outln!("  written in input order to {}", out.display());
         }
     }
     Ok(())
 }
 
-fn print_summary(input: &Input, done: &Embedded, threads: usize, batch: usize) {
+fn print_summary(
+    input: &Input,
+    done: &Embedded,
+    threads: usize,
+    batch: usize,
+) -> anyhow::Result<()> {
     let noun = input.noun();
     if done.fill.encoded == 0 {
-        println!(
+        crate::outln!(
             "{}: {} {noun}, all from the cache",
             input.path().display(),
             thousands(done.items as u64)
         );
     } else {
-        println!(
+        crate::outln!(
             "{}: {} {noun}, {} encoded now ({} from the cache) in {:.1} s: {:.2} {noun}/s \
              ({threads} threads, batch {batch}{})",
             input.path().display(),
@@ -127,11 +132,12 @@ fn print_summary(input: &Input, done: &Embedded, threads: usize, batch: usize) {
             }
         );
     }
-    println!(
+    crate::outln!(
         "  vectors: {} ({})",
         done.vectors.display(),
         plural(done.items as u64, "line")
     );
+    Ok(())
 }
 
 /// What `embed` needs set before any thread exists: candle's kernels on one thread each

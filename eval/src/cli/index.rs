@@ -30,7 +30,7 @@ pub struct IndexArgs {
     /// (the same with Lucene's Porter stemmer) or plain (lowercase only).
     #[arg(long, default_value = "english")]
     pub analyzer: String,
-    /// Threads used to build segments (0: one per core).
+    /// Threads used to build segments (0: one per core; at most 1024).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Memory budget in MiB for the documents read and the build of their segment:
@@ -117,7 +117,37 @@ impl IndexArgs {
     }
 }
 
+/// The most build threads `--threads` may ask for: far above any machine this runs on
+/// (each thread builds a share of a segment; more threads than cores only add memory),
+/// low enough that a typo (100000) is refused instead of spawning thousands.
+pub const MAX_THREADS: usize = 1024;
+
+/// Refuses numbers that would be accepted and then do nothing sensible: every check
+/// here names the flag.
+fn check_numbers(args: &IndexArgs) -> anyhow::Result<()> {
+    if args.threads > MAX_THREADS {
+        bail!(
+            "--threads {}: at most {MAX_THREADS} (0: one per core)",
+            args.threads
+        );
+    }
+    if args.merge_to == Some(0) {
+        bail!("--merge-to 0: an index with documents has at least one segment; give 1 or more");
+    }
+    if args.max_token_chars == 0 {
+        bail!("--max-token-chars 0 would drop every token; give 1 or more");
+    }
+    if !(args.bp_max_df > 0.0 && args.bp_max_df <= 1.0) {
+        bail!(
+            "--bp-max-df {}: a fraction of the documents, above 0 and at most 1",
+            args.bp_max_df
+        );
+    }
+    Ok(())
+}
+
 pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
+    check_numbers(args)?;
     let mut analyzer = AnalyzerConfig::preset(&args.analyzer)?;
     analyzer.max_token_chars = args.max_token_chars;
     // Checked through before anything is created: a bad vectors file costs no build.
@@ -176,13 +206,15 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
             plural(index.num_docs(), "document")
         );
     }
-    writer.reset(settings)?;
+    writer
+        .reset(settings)
+        .map_err(|e| refusal(e, &args.index))?;
     let result = build(args, &index, &mut writer, vectors);
     if result.is_err() && created && index.generation() == 0 {
         // A failed build of a new index leaves no index behind (once it has committed,
         // only `--merge-to` can still fail, and the index stands).
         if let Err(e) = writer.discard_new_index(!existed) {
-            eprintln!("index: could not remove the empty index it created: {e}");
+            crate::note!("index: could not remove the empty index it created: {e}");
         }
     }
     result
@@ -229,7 +261,7 @@ fn warn_of_old_staging(index: &Path) {
     };
     for entry in entries.flatten() {
         if entry.file_name().to_string_lossy().starts_with(&prefix) {
-            eprintln!(
+            crate::note!(
                 "index: note: {} is a staging directory an interrupted older heddle left; \
                  remove it by hand",
                 entry.path().display()
@@ -269,6 +301,7 @@ fn build(
     let path = reader.path().to_path_buf();
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| super::add::with_hint(e, args.max_doc_bytes))?;
+        super::add::refuse_unusable_id(&path, reader.line(), &doc.id)?;
         let doc = match vectors.as_mut() {
             None => doc,
             Some(vectors) => match vectors.take(&doc.id)? {
@@ -291,9 +324,7 @@ fn build(
                     false,
                 ));
             }
-            added => added.with_context(|| {
-                format!("{}:{}: document {id:?}", path.display(), reader.line())
-            })?,
+            added => added.map_err(|e| super::add::add_error(e, &path, reader.line(), &id))?,
         }
         progress.tick(|| {
             format!(
@@ -316,7 +347,7 @@ fn build(
     let high_water = writer.memory_high_water();
     let seconds = started.elapsed().as_secs_f64();
     let bytes = dir_size(index.dir())?;
-    println!(
+    crate::outln!(
         "indexed {}, {}, {} on disk, {:.2} s, {:.0} documents/s",
         plural(stats.docs as u64, "document"),
         plural(index.term_count(), "term"),
@@ -324,7 +355,7 @@ fn build(
         seconds,
         stats.docs as f64 / seconds.max(1e-9)
     );
-    println!(
+    crate::outln!(
         "  analyzer {}, commit phases: analysis {:.2} s, reorder {:.2} s, encoding {:.2} s, write {:.2} s, fsync {:.2} s, manifest {:.3} s, publish {:.3} s",
         index.analyzer().config().name,
         stats.analysis.as_secs_f64(),
@@ -335,7 +366,7 @@ fn build(
         stats.manifest.as_secs_f64(),
         stats.publish.as_secs_f64()
     );
-    println!(
+    crate::outln!(
         "  {} committed at once; writer memory at most {:.1} MiB (budget {}), id fingerprints {:.1} MiB",
         plural(stats.segments.len() as u64, "segment"),
         high_water as f64 / f64::from(1 << 20),
@@ -346,7 +377,7 @@ fn build(
         writer.id_memory() as f64 / f64::from(1 << 20)
     );
     if let Some(vectors) = &vectors {
-        println!(
+        crate::outln!(
             "  a vector of {} dimensions with every document, from {} ({})",
             vectors.dim(),
             args.vectors.as_deref().unwrap_or(Path::new("")).display(),
@@ -392,7 +423,7 @@ fn build(
                 args.index.display()
             )
         })?;
-        println!(
+        crate::outln!(
             "  merged to {} in {:.2} s",
             plural(index.segments().len() as u64, "segment"),
             started.elapsed().as_secs_f64()

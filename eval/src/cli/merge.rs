@@ -22,13 +22,13 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
     let before = index.segments().len();
     let mut writer = index.writer()?;
     match writer.merge(args.max_segments)? {
-        None => println!(
+        None => crate::outln!(
             "{}: {}, nothing to merge (--max-segments {})",
             args.index.display(),
             plural(before as u64, "segment"),
             args.max_segments
         ),
-        Some(stats) => println!(
+        Some(stats) => crate::outln!(
             "merged {} into {} ({}, {} purged) in {:.2} s; {} now",
             plural(stats.sources.len() as u64, "segment"),
             stats.segment,

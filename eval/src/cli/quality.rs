@@ -153,11 +153,11 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
             out["run_file"] = json!(path.display().to_string());
         }
         out["environment"] = serde_json::to_value(&environment)?;
-        println!("{}", serde_json::to_string(&out)?);
+        crate::outln!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
 
-    println!(
+    crate::outln!(
         "index {}: {} documents, analyzer {}; flat field after analysis: {} tokens, {} distinct terms",
         args.index.display(),
         thousands(index.num_docs()),
@@ -165,10 +165,10 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         thousands(tokens),
         thousands(terms)
     );
-    println!("ranking: {}", retrieval.describe());
+    crate::outln!("ranking: {}", retrieval.describe());
     // Quality figures depend on the build alone, not on the machine: its line only.
     if let Some(build) = crate::env::render::header(&environment).first() {
-        println!("{build}");
+        crate::outln!("{build}");
     }
     if args.per_query {
         let labels: Vec<String> = eval.metrics.iter().map(|m| m.label()).collect();
@@ -178,7 +178,7 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
             .zip(&widths)
             .map(|(l, w)| format!("{l:>w$}"))
             .collect();
-        println!("{:<12} {}", "query", header.join("  "));
+        crate::outln!("{:<12} {}", "query", header.join("  "));
         let mut rows: Vec<(&String, &Vec<f64>)> = eval.per_query.iter().collect();
         rows.sort_by(|a, b| natural_cmp(a.0, b.0));
         for (qid, values) in rows {
@@ -187,10 +187,10 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
                 .zip(&widths)
                 .map(|(v, w)| format!("{v:>w$.4}"))
                 .collect();
-            println!("{:<12} {}", escape_controls(qid), cells.join("  "));
+            crate::outln!("{:<12} {}", escape_controls(qid), cells.join("  "));
         }
     }
-    println!(
+    crate::outln!(
         "queries evaluated: {} (every query in {}; one without results scores 0), {:.2} s",
         eval.queries(),
         args.qrels.display(),
@@ -204,10 +204,10 @@ pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
         .unwrap_or(0)
         .max(8);
     for (m, metric) in eval.metrics.iter().enumerate() {
-        println!("{:<width$} {:.4}", metric.label(), eval.mean(m));
+        crate::outln!("{:<width$} {:.4}", metric.label(), eval.mean(m));
     }
     if let Some(path) = &args.run_out {
-        println!("run file: {}", path.display());
+        crate::outln!("run file: {}", path.display());
     }
     Ok(())
 }

@@ -38,10 +38,12 @@ pub struct RankingArgs {
     /// results, for streams on different scales).
     #[arg(long, default_value = "rrf", requires = "fusion")]
     pub combine: String,
-    /// One weight per fused stream; all 1 by default.
+    /// One weight per fused stream, each from 0 to 1000000 and not all 0; all 1 by
+    /// default.
     #[arg(long, requires = "fusion")]
     pub weights: Option<String>,
-    /// RRF's k: a document at rank r of a stream earns weight / (k + r).
+    /// RRF's k, from 0 to 1000000: a document at rank r of a stream earns
+    /// weight / (k + r).
     #[arg(long, default_value_t = DEFAULT_RRF_K, requires = "fusion")]
     pub rrf_k: f64,
     /// How many results of each stream are fused, from 1 to 4294967295 (default: 1000 with
@@ -132,6 +134,13 @@ impl RankingArgs {
             None => vec![1.0; streams.len()],
         };
         let combine = Combine::parse(&self.combine).context("--combine")?;
+        let max_k = heddle::fusion::MAX_RRF_K;
+        if !(self.rrf_k.is_finite() && (0.0..=max_k).contains(&self.rrf_k)) {
+            bail!(
+                "--rrf-k {:e}: must be a number from 0 to {max_k:e} (beyond it ranks no longer differ in a score)",
+                self.rrf_k
+            );
+        }
         Ok(Retrieval {
             streams,
             weights,
@@ -146,6 +155,11 @@ impl RankingArgs {
             query_vectors,
             effort: vector_effort(&self.vector_search, self.ef as usize),
         })
+    }
+
+    /// `--vector-search` and `--ef`: `None` for exact.
+    pub fn effort(&self) -> Option<heddle::SearchEffort> {
+        vector_effort(&self.vector_search, self.ef as usize)
     }
 
     /// Where the vector stream's query vectors come from: the file, or the encoder.

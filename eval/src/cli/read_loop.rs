@@ -24,6 +24,10 @@ pub struct ReadLoopArgs {
     /// The query each round runs.
     #[arg(long, default_value = "every")]
     pub query: String,
+    /// Create this file once the first round is done (the long-lived handle open and
+    /// searched), so that a test can change the index under a reader known to be reading.
+    #[arg(long, value_name = "FILE")]
+    pub ready: Option<PathBuf>,
 }
 
 pub fn run(args: &ReadLoopArgs) -> anyhow::Result<()> {
@@ -34,7 +38,7 @@ pub fn run(args: &ReadLoopArgs) -> anyhow::Result<()> {
     let mut fail = |what: &str, e: &dyn std::fmt::Display| {
         failures += 1;
         if failures <= 5 {
-            eprintln!("read-loop: {what} failed: {e}");
+            crate::note!("read-loop: {what} failed: {e}");
         }
     };
     while Instant::now() < deadline && (args.rounds == 0 || rounds < args.rounds) {
@@ -60,8 +64,15 @@ pub fn run(args: &ReadLoopArgs) -> anyhow::Result<()> {
                 Err(e) => fail("reload", &e),
             }
         }
+        if rounds == 1
+            && let Some(ready) = &args.ready
+        {
+            std::fs::write(ready, b"")?;
+        }
     }
-    eprintln!("read-loop: {rounds} rounds (open + search, reload + search), {failures} failures");
+    crate::note!(
+        "read-loop: {rounds} rounds (open + search, reload + search), {failures} failures"
+    );
     if failures > 0 {
         bail!("{failures} of {rounds} rounds failed");
     }

@@ -150,15 +150,15 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
                 .collect(),
             why_empty,
         };
-        println!("{}", serde_json::to_string(&result)?);
+        crate::outln!("{}", serde_json::to_string(&result)?);
         return Ok(());
     }
-    println!("ranking: {}", retrieval.describe());
+    crate::outln!("ranking: {}", retrieval.describe());
     if let Some(why) = why_empty {
-        println!("no hits: {why}");
+        crate::outln!("no hits: {why}");
     }
     for (i, RankedHit { id, title, score }) in hits.iter().enumerate() {
-        println!(
+        crate::outln!(
             "{:>3}  {:<24} {:>9.4}  {}",
             i + 1,
             escape_controls(id),
@@ -202,23 +202,24 @@ fn run_batch(args: &SearchArgs, retrieval: &Retrieval) -> anyhow::Result<()> {
             "run_file": run_out.display().to_string(),
             "seconds": seconds,
         });
-        println!("{}", serde_json::to_string(&out)?);
+        crate::outln!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
-    println!("ranking: {}", retrieval.describe());
-    println!(
+    crate::outln!("ranking: {}", retrieval.describe());
+    crate::outln!(
         "{} from {} ({} without hits), {:.2} s",
         plural(queries.len() as u64, "query"),
         path.display(),
         empty,
         seconds
     );
-    println!("run file: {}", run_out.display());
+    crate::outln!("run file: {}", run_out.display());
     Ok(())
 }
 
-/// `--query-vectors FILE --run-out FILE` without --queries: every query vector's exact
-/// nearest documents by inner product, written as a TREC run (no query text needed).
+/// `--query-vectors FILE --run-out FILE` without --queries: every query vector's nearest
+/// documents by inner product, written as a TREC run (no query text needed), searched
+/// as `--vector-search` says (IVF by default, as every vector arm; exact: the oracle).
 fn run_vectors(args: &SearchArgs, path: &Path, k: usize) -> anyhow::Result<()> {
     let Some(run_out) = &args.run_out else {
         bail!("--query-vectors needs --run-out");
@@ -235,9 +236,15 @@ fn run_vectors(args: &SearchArgs, path: &Path, k: usize) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut progress = Progress::new("search");
     let mut run = Run::new();
+    let effort = args.ranking.effort();
     for (i, (id, vector)) in queries.iter().enumerate() {
-        let entries: Vec<RunEntry> = searcher
-            .search_vector_exact(vector, k)
+        let hits = match effort {
+            Some(effort) => {
+                searcher.search_vector(vector, &heddle::VectorSearchOptions { k, effort })
+            }
+            None => searcher.search_vector_exact(vector, k),
+        };
+        let entries: Vec<RunEntry> = hits
             .with_context(|| format!("query {id:?} of {}", path.display()))?
             .into_iter()
             .map(|hit| RunEntry::new(hit.id, hit.score))
@@ -249,7 +256,15 @@ fn run_vectors(args: &SearchArgs, path: &Path, k: usize) -> anyhow::Result<()> {
     }
     let seconds = started.elapsed().as_secs_f64();
     run.write_trec_file(run_out, &args.tag)?;
-    let ranking = format!("exact inner product of {dim}-dimensional vectors");
+    let ranking = match effort {
+        Some(heddle::SearchEffort::Candidates(ef)) => {
+            format!("inner product of {dim}-dimensional vectors, HNSW ef {ef} (approximate)")
+        }
+        Some(heddle::SearchEffort::Exhaustive) => {
+            format!("inner product of {dim}-dimensional vectors, every row scored")
+        }
+        None => format!("exact inner product of {dim}-dimensional vectors"),
+    };
     if args.json {
         let out = json!({
             "index": args.index.display().to_string(),
@@ -260,17 +275,17 @@ fn run_vectors(args: &SearchArgs, path: &Path, k: usize) -> anyhow::Result<()> {
             "run_file": run_out.display().to_string(),
             "seconds": seconds,
         });
-        println!("{}", serde_json::to_string(&out)?);
+        crate::outln!("{}", serde_json::to_string(&out)?);
         return Ok(());
     }
-    println!("ranking: {ranking}");
-    println!(
+    crate::outln!("ranking: {ranking}");
+    crate::outln!(
         "{} from {}, {:.2} s",
         plural(queries.len() as u64, "query vector"),
         path.display(),
         seconds
     );
-    println!("run file: {}", run_out.display());
+    crate::outln!("run file: {}", run_out.display());
     Ok(())
 }
 

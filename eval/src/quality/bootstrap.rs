@@ -91,6 +91,10 @@ pub fn compare(
     if a.metrics != b.metrics || !a.per_query.keys().eq(b.per_query.keys()) {
         bail!("the two evaluations do not cover the same queries and metrics");
     }
+    // An interval over no queries is no interval: nothing may be said to exclude zero.
+    if a.per_query.is_empty() {
+        bail!("no queries to compare: the judgments name none");
+    }
     Ok(a.metrics
         .iter()
         .enumerate()

@@ -23,7 +23,7 @@ pub use metrics::{
 pub use query_vectors::{
     EncodedQueries, HashingEncoder, QueryVectorTable, QueryVectors, TextEncoder,
 };
-pub use run::{Run, RunEntry, trec_order};
+pub use run::{Run, RunEntry, run_id_problem, trec_order};
 pub use streams::{
     Combine, DEFAULT_FUSION_DEPTH, RankedHit, Retrieval, StreamSettings, StreamSpec, VECTOR_STREAM,
     parse_streams, parse_weights,

@@ -27,6 +27,18 @@ impl RunEntry {
     }
 }
 
+/// Why `id` cannot be a column of a TREC run (or qrels) line, if it cannot: the format
+/// splits columns at whitespace and has no escape, so an id holding a space, tab or
+/// newline would shift every column after it, and a control character (NUL among them)
+/// is no id another tool reads back. `index` and `add` refuse such ids, and a run is
+/// never written with one.
+pub fn run_id_problem(id: &str) -> Option<String> {
+    let bad = id.chars().find(|c| c.is_whitespace() || c.is_control())?;
+    Some(format!(
+        "id {id:?} holds {bad:?}: a TREC run's columns are split at whitespace and cannot carry whitespace or control characters"
+    ))
+}
+
 /// trec_eval's order: score descending, then document id descending.
 pub fn trec_order(a: &RunEntry, b: &RunEntry) -> std::cmp::Ordering {
     b.score
@@ -94,6 +106,15 @@ impl Run {
                 format!("run tag {tag:?} must be one non-empty word"),
             ));
         }
+        // Checked whole before a line is written: no half-written run.
+        for (qid, entries) in &self.queries {
+            for id in std::iter::once(qid.as_str()).chain(entries.iter().map(|e| e.doc_id.as_str()))
+            {
+                if let Some(problem) = run_id_problem(id) {
+                    return Err(io::Error::new(io::ErrorKind::InvalidInput, problem));
+                }
+            }
+        }
         for (qid, entries) in &self.queries {
             for (i, e) in entries.iter().enumerate() {
                 writeln!(out, "{qid} Q0 {} {} {} {tag}", e.doc_id, i + 1, e.score)?;
@@ -120,6 +141,12 @@ impl Run {
         for (i, line) in reader.lines().enumerate() {
             let line_no = i + 1;
             let line = line.with_context(|| format!("{name}:{line_no}: reading"))?;
+            // A BOM would otherwise be part of the first query id (matching no judgment).
+            let line = if line_no == 1 {
+                line.trim_start_matches('\u{FEFF}')
+            } else {
+                &line
+            };
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;

@@ -98,12 +98,20 @@ pub fn parse_weights(list: &str, n: usize) -> anyhow::Result<Vec<f64>> {
             w.trim()
                 .parse::<f64>()
                 .ok()
-                .filter(|w| w.is_finite() && *w >= 0.0)
-                .with_context(|| format!("weight {w:?} is not a finite number ≥ 0"))
+                .filter(|w| w.is_finite() && (0.0..=heddle::fusion::MAX_WEIGHT).contains(w))
+                .with_context(|| {
+                    format!(
+                        "weight {w:?} is not a number from 0 to {:e}",
+                        heddle::fusion::MAX_WEIGHT
+                    )
+                })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     if weights.len() != n {
         bail!("{} weights for {n} streams", weights.len());
+    }
+    if weights.iter().all(|&w| w == 0.0) {
+        bail!("weights {list:?} are all 0: at least one stream must count");
     }
     Ok(weights)
 }
