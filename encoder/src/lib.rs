@@ -10,11 +10,14 @@
 //! Nothing is downloaded after [`ModelFiles::fetch`]; [`Encoder::load`] and encoding only
 //! read the cache. The engine (`heddle`) does not depend on this crate.
 
+mod attention;
 mod bert;
 mod cache;
 mod encoder;
 mod error;
+mod gemm;
 mod kernels;
+mod norm;
 pub mod pin;
 mod pip;
 mod pipeline;
