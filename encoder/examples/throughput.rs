@@ -1,19 +1,30 @@
-//! Documents per second of the encoder on a BEIR corpus, at each requested thread count.
+//! Texts per second of the encoder, and each text's latency (p50, p99), on a BEIR corpus's
+//! documents or its queries, at each requested thread count.
 //!
 //! ```text
 //! cargo run --release -p heddle-encoder --example throughput -- ../shared/data/scifact/corpus.jsonl \
-//!     [--limit 1000] [--threads 1,2] [--batch 1] [--kernel-threads 1]
+//!     [--limit 1000] [--threads 1,2] [--batch 1] [--kernel-threads 1] [--json OUT]
+//! cargo run --release -p heddle-encoder --example throughput -- \
+//!     --queries ../shared/data/scifact/queries.jsonl --qrels ../shared/data/scifact/qrels/test.tsv \
+//!     --threads 1 --kernel-threads 2
 //! ```
 //!
-//! Each document is `title + " " + text`, trimmed, as BEIR feeds sentence-transformers.
-//! `--threads N` runs N worker threads sharing one encoder, each encoding `--batch`
-//! documents at a time; candle's own kernels use `--kernel-threads` threads (default 1, so
+//! Each document is `title + " " + text`, trimmed, as BEIR feeds sentence-transformers; a
+//! query is its `text`, and `--qrels` keeps only the queries it judges (SciFact's 300 test
+//! queries). `--threads N` runs N worker threads sharing one encoder, each encoding `--batch`
+//! texts at a time; the encoder's kernels use `--kernel-threads` threads (default 1, so
 //! that N workers are N busy threads). `--threads 1 --kernel-threads 2` instead spreads
 //! each encoding over two threads, which is what a single query would use.
+//!
+//! The latency of a text is the wall time of its `encode_batch` call (tokenizing included);
+//! with `--batch` above 1 it is the call's, shared by the batch. Quantiles are nearest-rank
+//! (the smallest latency at or above the fraction), as scripts/encoder-anchor.py takes them.
+//! `--json OUT` appends one JSON object a run (a thread count) to OUT.
 
 use std::io::{BufRead, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -21,23 +32,29 @@ use heddle_encoder::{Encoder, ModelFiles};
 
 struct Options {
     corpus: PathBuf,
+    queries: bool,
+    qrels: Option<PathBuf>,
     limit: Option<usize>,
     threads: Vec<usize>,
     batch: usize,
     kernel_threads: NonZeroUsize,
+    json: Option<PathBuf>,
 }
 
-const USAGE: &str =
-    "usage: throughput CORPUS.jsonl [--limit N] [--threads 1,2] [--batch N] [--kernel-threads N]";
+const USAGE: &str = "usage: throughput CORPUS.jsonl | --queries QUERIES.jsonl [--qrels TSV] \
+[--limit N] [--threads 1,2] [--batch N] [--kernel-threads N] [--json OUT]";
 
 fn parse_options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
     let mut options = Options {
         corpus: PathBuf::new(),
+        queries: false,
+        qrels: None,
         limit: None,
         threads: vec![1, 2],
         batch: 1,
         kernel_threads: NonZeroUsize::MIN,
+        json: None,
     };
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
         let value = value.ok_or(format!("{flag} needs a value"))?;
@@ -63,6 +80,12 @@ fn parse_options() -> Result<Options, String> {
                     return Err("--threads: counts must be at least 1".to_string());
                 }
             }
+            "--queries" => {
+                options.corpus = args.next().ok_or("--queries needs a file")?.into();
+                options.queries = true;
+            }
+            "--qrels" => options.qrels = Some(args.next().ok_or("--qrels needs a file")?.into()),
+            "--json" => options.json = Some(args.next().ok_or("--json needs a file")?.into()),
             "-h" | "--help" => return Err(USAGE.to_string()),
             _ if options.corpus.as_os_str().is_empty() && !arg.starts_with('-') => {
                 options.corpus = arg.into()
@@ -73,16 +96,34 @@ fn parse_options() -> Result<Options, String> {
     if options.corpus.as_os_str().is_empty() {
         return Err(USAGE.to_string());
     }
+    if options.qrels.is_some() && !options.queries {
+        return Err("--qrels goes with --queries".to_string());
+    }
     Ok(options)
 }
 
-/// The corpus's documents as BEIR hands them to sentence-transformers.
-fn read_documents(options: &Options) -> Result<Vec<String>, String> {
+/// The query ids a BEIR qrels file (query-id, corpus-id, score; a header line) judges.
+fn judged_queries(path: &PathBuf) -> Result<std::collections::HashSet<String>, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let mut ids = std::collections::HashSet::new();
+    for (number, line) in text.lines().enumerate().skip(1) {
+        let Some(id) = line.split('\t').next().filter(|id| !id.is_empty()) else {
+            return Err(format!("{}:{}: no query id", path.display(), number + 1));
+        };
+        ids.insert(id.to_string());
+    }
+    Ok(ids)
+}
+
+/// The corpus's documents as BEIR hands them to sentence-transformers, or its queries.
+fn read_texts(options: &Options) -> Result<Vec<String>, String> {
     let path = &options.corpus;
+    let judged = options.qrels.as_ref().map(judged_queries).transpose()?;
     let file = std::fs::File::open(path).map_err(|error| format!("{}: {error}", path.display()))?;
-    let mut documents = Vec::new();
+    let mut texts = Vec::new();
     for (number, line) in std::io::BufReader::new(file).lines().enumerate() {
-        if options.limit.is_some_and(|limit| documents.len() >= limit) {
+        if options.limit.is_some_and(|limit| texts.len() >= limit) {
             break;
         }
         let line = line.map_err(|error| format!("{}: {error}", path.display()))?;
@@ -97,38 +138,63 @@ fn read_documents(options: &Options) -> Result<Vec<String>, String> {
                 .and_then(|value| value.as_str())
                 .unwrap_or("")
         };
-        documents.push(
-            format!("{} {}", field("title"), field("text"))
-                .trim()
-                .to_string(),
-        );
+        if options.queries {
+            if judged
+                .as_ref()
+                .is_some_and(|ids| !ids.contains(field("_id")))
+            {
+                continue;
+            }
+            texts.push(field("text").to_string());
+        } else {
+            texts.push(
+                format!("{} {}", field("title"), field("text"))
+                    .trim()
+                    .to_string(),
+            );
+        }
     }
-    Ok(documents)
+    Ok(texts)
 }
 
-/// Encodes every document with `threads` workers; returns the elapsed time.
+/// The nearest-rank quantile `fraction` of sorted `values`.
+fn quantile(sorted: &[Duration], fraction: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = (fraction * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Encodes every text with `threads` workers; returns the elapsed time and each call's
+/// latency.
 fn run(
     encoder: &Encoder,
-    documents: &[&str],
+    texts: &[&str],
     threads: usize,
     batch: usize,
-) -> Result<Duration, String> {
+) -> Result<(Duration, Vec<Duration>), String> {
     let next_batch = AtomicUsize::new(0);
     let encoded = AtomicUsize::new(0);
-    let batches: Vec<&[&str]> = documents.chunks(batch).collect();
+    let latencies = Mutex::new(Vec::with_capacity(texts.len()));
+    let batches: Vec<&[&str]> = texts.chunks(batch).collect();
     let start = Instant::now();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| -> Result<(), String> {
+                    let mut own = Vec::new();
                     loop {
                         let Some(texts) = batches.get(next_batch.fetch_add(1, Ordering::Relaxed))
                         else {
+                            latencies.lock().map_err(|_| "poisoned")?.extend(own);
                             return Ok(());
                         };
+                        let call = Instant::now();
                         encoder
                             .encode_batch(texts)
                             .map_err(|error| error.to_string())?;
+                        own.push(call.elapsed());
                         encoded.fetch_add(texts.len(), Ordering::Relaxed);
                     }
                 })
@@ -137,14 +203,14 @@ fn run(
         // The progress line, redrawn each second on standard error.
         let mut last_report = start;
         while !workers.iter().all(|worker| worker.is_finished()) {
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(20));
             if last_report.elapsed() >= Duration::from_secs(1) {
                 last_report = Instant::now();
                 let done = encoded.load(Ordering::Relaxed);
                 let seconds = start.elapsed().as_secs_f64();
                 eprint!(
-                    "\r  {threads} thread(s): {done}/{} documents, {:.1} documents/s   ",
-                    documents.len(),
+                    "\r  {threads} thread(s): {done}/{} texts, {:.1} texts/s   ",
+                    texts.len(),
                     done as f64 / seconds
                 );
                 let _ = std::io::stderr().flush();
@@ -155,7 +221,10 @@ fn run(
             .into_iter()
             .try_for_each(|worker| worker.join().map_err(|_| "a worker panicked".to_string())?)
     })?;
-    Ok(start.elapsed())
+    let elapsed = start.elapsed();
+    let mut latencies = latencies.into_inner().map_err(|_| "poisoned")?;
+    latencies.sort();
+    Ok((elapsed, latencies))
 }
 
 fn main() {
@@ -164,7 +233,7 @@ fn main() {
         std::process::exit(2)
     });
     // SAFETY: first statement after argument parsing, before any thread is started and
-    // before candle runs a kernel.
+    // before the encoder runs a kernel.
     unsafe { heddle_encoder::set_kernel_threads(options.kernel_threads) };
 
     let result = (|| -> Result<(), String> {
@@ -177,8 +246,8 @@ fn main() {
             files.model_dir().display()
         );
 
-        let documents = read_documents(&options)?;
-        let mut texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+        let owned = read_texts(&options)?;
+        let mut texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         if options.batch > 1 {
             // Similar lengths side by side, so a batch pads little.
             texts.sort_by_key(|text| text.len());
@@ -189,26 +258,68 @@ fn main() {
                 .token_count(text)
                 .map_err(|error| error.to_string())?;
         }
-        encoder
-            .encode("warm-up")
-            .map_err(|error| error.to_string())?;
+        // Warm-up: the first texts once, so that first-touch page faults and the kernel
+        // threads' start are not counted in a text's latency.
+        for text in texts.iter().take(8) {
+            encoder.encode(text).map_err(|error| error.to_string())?;
+        }
+        let kind = if options.queries {
+            "queries"
+        } else {
+            "documents"
+        };
+        let average_pieces = pieces as f64 / texts.len().max(1) as f64;
         println!(
-            "{}: {} documents, {:.1} word pieces each on average (at most {}); batch {}, kernel threads {}",
+            "{}: {} {kind}, {average_pieces:.1} word pieces each on average (at most {}); batch {}, kernel threads {}",
             options.corpus.display(),
             texts.len(),
-            pieces as f64 / texts.len().max(1) as f64,
             encoder.max_seq_length(),
             options.batch,
             options.kernel_threads
         );
         for &threads in &options.threads {
-            let elapsed = run(&encoder, &texts, threads, options.batch)?.as_secs_f64();
-            println!(
-                "threads {threads}: {:.1} documents/s ({} documents in {elapsed:.1} s, {:.0} word pieces/s)",
-                texts.len() as f64 / elapsed,
-                texts.len(),
-                pieces as f64 / elapsed
+            let (elapsed, latencies) = run(&encoder, &texts, threads, options.batch)?;
+            let elapsed = elapsed.as_secs_f64();
+            let per_second = texts.len() as f64 / elapsed;
+            let milliseconds = |duration: Duration| duration.as_secs_f64() * 1e3;
+            let (p50, p99) = (
+                milliseconds(quantile(&latencies, 0.50)),
+                milliseconds(quantile(&latencies, 0.99)),
             );
+            let mean = latencies
+                .iter()
+                .map(|&latency| milliseconds(latency))
+                .sum::<f64>()
+                / latencies.len().max(1) as f64;
+            println!(
+                "threads {threads}: {per_second:.1} {kind}/s ({} in {elapsed:.1} s, {:.0} word pieces/s); \
+per {}: p50 {p50:.2} ms, p99 {p99:.2} ms, mean {mean:.2} ms",
+                texts.len(),
+                pieces as f64 / elapsed,
+                if options.batch > 1 { "batch" } else { "text" },
+            );
+            if let Some(path) = &options.json {
+                let record = serde_json::json!({
+                    "runtime": "heddle-encoder",
+                    "kind": kind,
+                    "texts": texts.len(),
+                    "word_pieces_mean": average_pieces,
+                    "threads": threads,
+                    "kernel_threads": options.kernel_threads.get(),
+                    "batch": options.batch,
+                    "per_second": per_second,
+                    "p50_ms": p50,
+                    "p99_ms": p99,
+                    "mean_ms": mean,
+                });
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|error| format!("{}: {error}", path.display()))?;
+                writeln!(file, "{record}")
+                    .map_err(|error| format!("{}: {error}", path.display()))?;
+            }
         }
         Ok(())
     })();

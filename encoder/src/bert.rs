@@ -1,5 +1,7 @@
 //! BERT's encoder, as Hugging Face's `BertModel` computes it (without the pooler, which
-//! sentence-transformers does not use), on candle's tensors and layers.
+//! sentence-transformers does not use), in plain f32 arithmetic on row-major buffers: the
+//! matrix products against weights packed at load (`gemm`), attention row by row
+//! (`attention`), LayerNorm (`norm`), GELU (`kernels`). candle only reads the weights.
 //!
 //! ```text
 //! ids, segment ids ─ word + position + segment embeddings ─ LayerNorm ─┐
@@ -8,18 +10,22 @@
 //!                            x ← LayerNorm(x + Dense(GELU(Dense(x))))  ─ token vectors
 //! ```
 //!
-//! Written here on candle-nn's building blocks rather than taken from candle-transformers:
-//! that crate holds a hundred other models and took longer to compile than all the rest of
-//! the encoder's dependencies but candle-core (docs/DECISIONS.md, "The encoder").
+//! Texts run together as one matrix of their rows, one after another without padding: every
+//! step but attention works row by row, and attention keeps each text to its own rows. So a
+//! batch costs what its texts' word pieces cost, and each text gets the bits it gets alone.
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Module, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
+use std::ops::Range;
+
+use candle_core::DType;
+use candle_nn::VarBuilder;
 use serde::Deserialize;
 
+use crate::attention::attend;
 use crate::error::{EncoderError, Result};
-use crate::kernels;
+use crate::gemm::{Epilogue, Kernel, PackedLinear};
+use crate::norm::LayerNorm;
 
 /// The fields of Hugging Face's BERT config.json this encoder reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -109,178 +115,266 @@ impl BertConfig {
 
 /// The BERT encoder with its weights.
 pub struct Bert {
-    word_embeddings: Embedding,
-    position_embeddings: Embedding,
-    segment_embeddings: Embedding,
+    hidden: usize,
+    heads: usize,
+    /// vocabulary × hidden, max positions × hidden, segment kinds × hidden.
+    word_embeddings: Vec<f32>,
+    position_embeddings: Vec<f32>,
+    segment_embeddings: Vec<f32>,
     embedding_norm: LayerNorm,
     layers: Vec<Layer>,
-    device: Device,
+    kernel: Kernel,
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    heads: usize,
-    attention_output: Linear,
+    /// Query (scaled by 1/√head_width), key and value projections as one product.
+    query_key_value: PackedLinear,
+    attention_output: PackedLinear,
     attention_norm: LayerNorm,
-    feed_forward_in: Linear,
-    feed_forward_out: Linear,
+    feed_forward_in: PackedLinear,
+    feed_forward_out: PackedLinear,
     output_norm: LayerNorm,
 }
 
+/// A tensor of `shape` from the weights, as a flat row-major vector.
+fn read(weights: &VarBuilder, shape: &[usize], name: &str) -> candle_core::Result<Vec<f32>> {
+    weights.get(shape, name)?.flatten_all()?.to_vec1::<f32>()
+}
+
+fn layer_norm(weights: VarBuilder, hidden: usize, eps: f64) -> candle_core::Result<LayerNorm> {
+    Ok(LayerNorm::new(
+        read(&weights, &[hidden], "weight")?,
+        read(&weights, &[hidden], "bias")?,
+        eps as f32,
+    ))
+}
+
+fn linear(weights: VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<PackedLinear> {
+    Ok(PackedLinear::new(
+        &read(&weights, &[outputs, inputs], "weight")?,
+        &read(&weights, &[outputs], "bias")?,
+        inputs,
+        outputs,
+    ))
+}
+
 impl Bert {
-    /// Builds the encoder from weights named as Hugging Face's `BertModel` names them.
+    /// Builds the encoder from weights named as Hugging Face's `BertModel` names them,
+    /// packing every linear layer for the kernels once.
     pub fn load(weights: VarBuilder, config: &BertConfig) -> candle_core::Result<Self> {
         let hidden = config.hidden_size;
-        let norm =
-            |weights: VarBuilder| candle_nn::layer_norm(hidden, config.layer_norm_eps, weights);
+        let eps = config.layer_norm_eps;
+        let head_width = hidden / config.num_attention_heads;
+        // Scaling the queries (weights and bias) rather than every score: the same scores,
+        // no multiplication at run time.
+        let query_scale = 1.0 / (head_width as f32).sqrt();
         let embeddings = weights.pp("embeddings");
         let layers = (0..config.num_hidden_layers)
             .map(|index| {
                 let layer = weights.pp(format!("encoder.layer.{index}"));
                 let attention = layer.pp("attention");
+                let mut fused_weight = Vec::with_capacity(3 * hidden * hidden);
+                let mut fused_bias = Vec::with_capacity(3 * hidden);
+                for (name, scale) in [
+                    ("self.query", query_scale),
+                    ("self.key", 1.0),
+                    ("self.value", 1.0),
+                ] {
+                    let part = attention.pp(name);
+                    fused_weight.extend(
+                        read(&part, &[hidden, hidden], "weight")?
+                            .iter()
+                            .map(|w| w * scale),
+                    );
+                    fused_bias.extend(read(&part, &[hidden], "bias")?.iter().map(|b| b * scale));
+                }
                 Ok(Layer {
-                    query: candle_nn::linear(hidden, hidden, attention.pp("self.query"))?,
-                    key: candle_nn::linear(hidden, hidden, attention.pp("self.key"))?,
-                    value: candle_nn::linear(hidden, hidden, attention.pp("self.value"))?,
-                    heads: config.num_attention_heads,
-                    attention_output: candle_nn::linear(
+                    query_key_value: PackedLinear::new(
+                        &fused_weight,
+                        &fused_bias,
                         hidden,
-                        hidden,
-                        attention.pp("output.dense"),
-                    )?,
-                    attention_norm: norm(attention.pp("output.LayerNorm"))?,
-                    feed_forward_in: candle_nn::linear(
-                        hidden,
-                        config.intermediate_size,
+                        3 * hidden,
+                    ),
+                    attention_output: linear(attention.pp("output.dense"), hidden, hidden)?,
+                    attention_norm: layer_norm(attention.pp("output.LayerNorm"), hidden, eps)?,
+                    feed_forward_in: linear(
                         layer.pp("intermediate.dense"),
+                        hidden,
+                        config.intermediate_size,
                     )?,
-                    feed_forward_out: candle_nn::linear(
+                    feed_forward_out: linear(
+                        layer.pp("output.dense"),
                         config.intermediate_size,
                         hidden,
-                        layer.pp("output.dense"),
                     )?,
-                    output_norm: norm(layer.pp("output.LayerNorm"))?,
+                    output_norm: layer_norm(layer.pp("output.LayerNorm"), hidden, eps)?,
                 })
             })
             .collect::<candle_core::Result<_>>()?;
         Ok(Bert {
-            word_embeddings: candle_nn::embedding(
-                config.vocab_size,
-                hidden,
-                embeddings.pp("word_embeddings"),
+            hidden,
+            heads: config.num_attention_heads,
+            word_embeddings: read(
+                &embeddings.pp("word_embeddings"),
+                &[config.vocab_size, hidden],
+                "weight",
             )?,
-            position_embeddings: candle_nn::embedding(
-                config.max_position_embeddings,
-                hidden,
-                embeddings.pp("position_embeddings"),
+            position_embeddings: read(
+                &embeddings.pp("position_embeddings"),
+                &[config.max_position_embeddings, hidden],
+                "weight",
             )?,
-            segment_embeddings: candle_nn::embedding(
-                config.type_vocab_size,
-                hidden,
-                embeddings.pp("token_type_embeddings"),
+            segment_embeddings: read(
+                &embeddings.pp("token_type_embeddings"),
+                &[config.type_vocab_size, hidden],
+                "weight",
             )?,
-            embedding_norm: norm(embeddings.pp("LayerNorm"))?,
+            embedding_norm: layer_norm(embeddings.pp("LayerNorm"), hidden, eps)?,
             layers,
-            device: weights.device().clone(),
+            kernel: Kernel::best(),
         })
     }
 
-    /// The token vectors (texts × positions × hidden) of right-padded `ids` and `segments`
-    /// (texts × positions), where text `i` has `lengths[i]` real tokens; padding positions
-    /// are hidden from attention, and their own vectors are meaningless.
+    /// Row `index` of an embedding table, or an error naming `what` is out of range.
+    fn embedding<'a>(
+        &self,
+        table: &'a [f32],
+        index: u32,
+        what: &str,
+    ) -> candle_core::Result<&'a [f32]> {
+        let hidden = self.hidden;
+        table
+            .get(index as usize * hidden..(index as usize + 1) * hidden)
+            .ok_or_else(|| {
+                candle_core::Error::Msg(format!("{what} {index} is past the embeddings"))
+            })
+    }
+
+    /// The token vectors (rows × hidden, row-major) of texts given as their word-piece
+    /// `ids` and `segments`, one text after another, text `i` being `lengths[i]` rows long.
+    /// Fails on an id, segment or length the embeddings do not cover.
     pub fn forward(
         &self,
-        ids: &Tensor,
-        segments: &Tensor,
+        ids: &[u32],
+        segments: &[u32],
         lengths: &[usize],
-    ) -> candle_core::Result<Tensor> {
-        let (texts, positions) = ids.dims2()?;
-        let position_ids = Tensor::arange(0u32, positions as u32, &self.device)?;
-        let embedded = (self.word_embeddings.forward(ids)?
-            + self.segment_embeddings.forward(segments)?)?
-        .broadcast_add(&self.position_embeddings.forward(&position_ids)?)?;
-        let mut hidden = self.embedding_norm.forward(&embedded)?;
+    ) -> candle_core::Result<Vec<f32>> {
+        if rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none() {
+            // Run the whole pass on one of the pool's threads: each product then keeps half
+            // of its panels on that thread and hands the other half to the pool's second
+            // thread, instead of this thread handing over all of every product and sleeping
+            // until it is done (two wake-ups a product instead of one).
+            return rayon::scope(|_| self.forward_here(ids, segments, lengths));
+        }
+        self.forward_here(ids, segments, lengths)
+    }
 
-        let padding_bias = if lengths.iter().all(|&length| length == positions) {
-            None
-        } else {
-            Some(padding_bias(lengths, texts, positions, &self.device)?)
+    fn forward_here(
+        &self,
+        ids: &[u32],
+        segments: &[u32],
+        lengths: &[usize],
+    ) -> candle_core::Result<Vec<f32>> {
+        let hidden = self.hidden;
+        let rows = ids.len();
+        if segments.len() != rows || lengths.iter().sum::<usize>() != rows {
+            candle_core::bail!(
+                "{rows} ids, {} segment ids and lengths summing to {}",
+                segments.len(),
+                lengths.iter().sum::<usize>()
+            );
+        }
+        let texts: Vec<Range<usize>> = lengths
+            .iter()
+            .scan(0, |start, &length| {
+                *start += length;
+                Some(*start - length..*start)
+            })
+            .collect();
+
+        let mut state = vec![0.0f32; rows * hidden];
+        let positions = self.position_embeddings.len() / hidden;
+        for text in &texts {
+            if text.len() > positions {
+                candle_core::bail!(
+                    "a text of {} word pieces, past the {positions} positions",
+                    text.len()
+                );
+            }
+            for (position, row) in text.clone().enumerate() {
+                let word = self.embedding(&self.word_embeddings, ids[row], "word-piece id")?;
+                let segment =
+                    self.embedding(&self.segment_embeddings, segments[row], "segment id")?;
+                let place = &self.position_embeddings[position * hidden..(position + 1) * hidden];
+                let out = &mut state[row * hidden..(row + 1) * hidden];
+                for (((value, &w), &s), &p) in out.iter_mut().zip(word).zip(segment).zip(place) {
+                    *value = w + s + p;
+                }
+            }
+        }
+        self.embedding_norm.apply(&mut state);
+
+        let intermediate = self
+            .layers
+            .first()
+            .map_or(0, |layer| layer.feed_forward_in.outputs());
+        let mut scratch = Scratch {
+            query_key_value: vec![0.0; rows * 3 * hidden],
+            context: vec![0.0; rows * hidden],
+            projected: vec![0.0; rows * hidden],
+            expanded: vec![0.0; rows * intermediate],
         };
         for layer in &self.layers {
-            hidden = layer.forward(&hidden, padding_bias.as_ref())?;
+            layer.forward(&mut state, &texts, self.heads, self.kernel, &mut scratch);
         }
-        Ok(hidden)
+        Ok(state)
     }
 }
 
-/// Added to the attention scores: 0 for real tokens, the lowest f32 for padding, so that
-/// softmax gives padding no weight (Hugging Face adds `torch.finfo(float32).min` likewise).
-/// Shape texts × 1 × 1 × positions, broadcast over heads and query positions.
-fn padding_bias(
-    lengths: &[usize],
-    texts: usize,
-    positions: usize,
-    device: &Device,
-) -> candle_core::Result<Tensor> {
-    let mut bias = vec![0f32; texts * positions];
-    for (row, &length) in bias.chunks_exact_mut(positions).zip(lengths) {
-        row[length.min(positions)..].fill(f32::MIN);
-    }
-    Tensor::from_vec(bias, (texts, 1, 1, positions), device)
+/// A forward pass's intermediate matrices, allocated once for all layers.
+struct Scratch {
+    query_key_value: Vec<f32>,
+    context: Vec<f32>,
+    projected: Vec<f32>,
+    expanded: Vec<f32>,
 }
 
 impl Layer {
+    /// `state ← LayerNorm(s + FeedForward(s))` with `s = LayerNorm(state + Attention(state))`.
     fn forward(
         &self,
-        hidden: &Tensor,
-        padding_bias: Option<&Tensor>,
-    ) -> candle_core::Result<Tensor> {
-        let attended = self
-            .attention_output
-            .forward(&self.self_attention(hidden, padding_bias)?)?;
-        let hidden = self.attention_norm.forward(&(attended + hidden)?)?;
-        let expanded = self.feed_forward_in.forward(&hidden)?;
-        // A fresh result of the linear layer, owned here alone: safe to change in place.
-        kernels::gelu_erf_in_place(&expanded)?;
-        self.output_norm
-            .forward(&(self.feed_forward_out.forward(&expanded)? + hidden)?)
-    }
-
-    /// Multi-head scaled dot-product attention of every position over every real one.
-    fn self_attention(
-        &self,
-        hidden: &Tensor,
-        padding_bias: Option<&Tensor>,
-    ) -> candle_core::Result<Tensor> {
-        let (texts, positions, width) = hidden.dims3()?;
-        let head_width = width / self.heads;
-        // texts × positions × width → texts × heads × positions × head_width
-        let split_heads = |projected: Tensor| {
-            projected
-                .reshape((texts, positions, self.heads, head_width))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        // Scaling the queries rather than the scores: the same product, fewer multiplications.
-        let query =
-            split_heads((self.query.forward(hidden)? * (1.0 / (head_width as f64).sqrt()))?)?;
-        let key = split_heads(self.key.forward(hidden)?)?;
-        let value = split_heads(self.value.forward(hidden)?)?;
-        let scores = query.matmul(&key.t()?)?;
-        let scores = match padding_bias {
-            Some(bias) => scores.broadcast_add(bias)?,
-            None => scores,
-        };
-        // A fresh result (the product, or the sum with the bias), owned here alone.
-        kernels::softmax_last_dim_in_place(&scores)?;
-        let weights = scores;
-        // texts × heads × positions × head_width → texts × positions × width
-        weights
-            .matmul(&value)?
-            .transpose(1, 2)?
-            .reshape((texts, positions, width))
+        state: &mut [f32],
+        texts: &[Range<usize>],
+        heads: usize,
+        kernel: Kernel,
+        scratch: &mut Scratch,
+    ) {
+        let hidden = self.attention_output.outputs();
+        self.query_key_value
+            .forward(state, &mut scratch.query_key_value, Epilogue::None, kernel);
+        attend(
+            &scratch.query_key_value,
+            hidden,
+            heads,
+            texts,
+            &mut scratch.context,
+        );
+        self.attention_output.forward(
+            &scratch.context,
+            &mut scratch.projected,
+            Epilogue::None,
+            kernel,
+        );
+        self.attention_norm.add_and_apply(state, &scratch.projected);
+        self.feed_forward_in
+            .forward(state, &mut scratch.expanded, Epilogue::Gelu, kernel);
+        self.feed_forward_out.forward(
+            &scratch.expanded,
+            &mut scratch.projected,
+            Epilogue::None,
+            kernel,
+        );
+        self.output_norm.add_and_apply(state, &scratch.projected);
     }
 }
 

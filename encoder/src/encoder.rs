@@ -1,7 +1,5 @@
-//! The encoder: text → word pieces → BERT (candle, CPU, f32) → mean over the attention
-//! mask → unit length, the pipeline sentence-transformers runs for all-MiniLM-L6-v2.
-//! Texts are right-padded in a batch, so the attention mask of a text of `n` word pieces
-//! is its first `n` positions.
+//! The encoder: text → word pieces → BERT (CPU, f32) → mean over the text's word pieces →
+//! unit length, the pipeline sentence-transformers runs for all-MiniLM-L6-v2.
 //!
 //! ```no_run
 //! use heddle_encoder::{Encoder, ModelFiles};
@@ -11,7 +9,7 @@
 //! # Ok::<(), heddle_encoder::EncoderError>(())
 //! ```
 
-use candle_core::{Device, Tensor};
+use candle_core::Device;
 use candle_nn::VarBuilder;
 
 use crate::bert::{Bert, BertConfig, WEIGHTS_DTYPE};
@@ -27,7 +25,6 @@ pub struct Encoder {
     model: Bert,
     tokenizer: TextTokenizer,
     pipeline: Pipeline,
-    device: Device,
 }
 
 impl Encoder {
@@ -79,7 +76,6 @@ impl Encoder {
             model,
             tokenizer,
             pipeline,
-            device,
         })
     }
 
@@ -105,9 +101,8 @@ impl Encoder {
         Ok(vectors.pop().expect("one text gives one vector"))
     }
 
-    /// The embeddings of several texts, run as one padded batch with an attention mask;
-    /// each equals the text's [`Encoder::encode`] up to float rounding. Texts of similar
-    /// length batch best: every text is padded to the longest.
+    /// The embeddings of several texts, run as one matrix of all their word pieces (no
+    /// padding); each equals the text's [`Encoder::encode`] bit for bit.
     pub fn encode_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
@@ -116,35 +111,30 @@ impl Encoder {
             .iter()
             .map(|text| self.tokenizer.tokenize(text))
             .collect::<Result<_>>()?;
-        let longest = pieces
+        // The texts' rows one after another: no padding (bert.rs keeps each text's
+        // attention to its own rows).
+        let ids: Vec<u32> = pieces
             .iter()
-            .map(|piece| piece.ids.len())
-            .max()
-            .unwrap_or(0);
-
-        // Row-major (text, position) arrays, padded with id 0 ([PAD]) and mask 0.
-        let cells = texts.len() * longest;
-        let (mut ids, mut segments) = (vec![0u32; cells], vec![0u32; cells]);
-        for (row, piece) in pieces.iter().enumerate() {
-            let start = row * longest;
-            ids[start..start + piece.ids.len()].copy_from_slice(&piece.ids);
-            segments[start..start + piece.type_ids.len()].copy_from_slice(&piece.type_ids);
-        }
+            .flat_map(|piece| piece.ids.iter().copied())
+            .collect();
+        let segments: Vec<u32> = pieces
+            .iter()
+            .flat_map(|piece| piece.type_ids.iter().copied())
+            .collect();
         let lengths: Vec<usize> = pieces.iter().map(|piece| piece.ids.len()).collect();
-
-        let shape = (texts.len(), longest);
-        let ids = Tensor::from_vec(ids, shape, &self.device)?;
-        let segments = Tensor::from_vec(segments, shape, &self.device)?;
-        let hidden = self.model.forward(&ids, &segments, &lengths)?;
-        let hidden: Vec<f32> = hidden.flatten_all()?.to_vec1()?;
+        let hidden = self
+            .model
+            .forward(&ids, &segments, &lengths)
+            .map_err(|source| EncoderError::Inference { source })?;
 
         let dimension = self.dim();
-        Ok(hidden
-            .chunks_exact(longest * dimension)
-            .zip(&lengths)
-            .map(|(tokens, &length)| {
-                // Right padding: a text's real tokens are its first `length` rows.
-                let mut vector = mean_of_rows(&tokens[..length * dimension], dimension);
+        let mut start = 0;
+        Ok(lengths
+            .iter()
+            .map(|&length| {
+                let tokens = &hidden[start * dimension..(start + length) * dimension];
+                start += length;
+                let mut vector = mean_of_rows(tokens, dimension);
                 l2_normalize(&mut vector);
                 vector
             })

@@ -4,71 +4,13 @@
 //! A profile of `heddle-eval embed` (perf, 171k synthetic documents, 2 threads) put a quarter
 //! of encoding in scalar library calls made one element at a time: libm's `erff` (about 16 %,
 //! through candle's `gelu_erf`) and glibc's `expf` (about 8 %, through candle-nn's softmax).
-//! Both are replaced here by branch-free arithmetic over whole slices; the matrix products
-//! (about 57 %) stay candle's. See docs/DECISIONS.md, "The encoder's elementwise kernels".
+//! Both are replaced here by branch-free arithmetic over whole slices, applied in place to the
+//! feed-forward product (`gemm`'s GELU epilogue) and to each row's attention scores
+//! (`attention`). See docs/DECISIONS.md, "The encoder's elementwise kernels".
 //!
 //! Accuracy: the exponential is within 2 ulp of the true value, and the GELU within
 //! 2e-7·max(|x|, 1) of the exact one (the tests below measure both against f64), far inside
 //! the fidelity bar (cosine ≥ 0.9999 against sentence-transformers).
-
-use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, InplaceOp1, Layout, Tensor};
-
-/// Applies the exact GELU, `x · Φ(x)`, to every element of a contiguous f32 tensor, in place.
-/// The caller must own `tensor` alone (a fresh result, not a view another tensor shares).
-pub fn gelu_erf_in_place(tensor: &Tensor) -> candle_core::Result<()> {
-    tensor.inplace_op1(&GeluErf)
-}
-
-/// Turns each row of a contiguous f32 tensor (its last dimension) into its softmax, in place.
-/// The caller must own `tensor` alone, as for [`gelu_erf_in_place`].
-pub fn softmax_last_dim_in_place(tensor: &Tensor) -> candle_core::Result<()> {
-    tensor.inplace_op1(&SoftmaxLastDim)
-}
-
-struct GeluErf;
-
-impl InplaceOp1 for GeluErf {
-    fn name(&self) -> &'static str {
-        "heddle-gelu-erf"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle_core::Result<()> {
-        gelu_slice(contiguous_f32(storage, layout, self.name())?);
-        Ok(())
-    }
-}
-
-struct SoftmaxLastDim;
-
-impl InplaceOp1 for SoftmaxLastDim {
-    fn name(&self) -> &'static str {
-        "heddle-softmax-last-dim"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle_core::Result<()> {
-        let row = layout.shape().dims().last().copied().unwrap_or(1);
-        let values = contiguous_f32(storage, layout, self.name())?;
-        if row > 0 {
-            softmax_rows(values, row);
-        }
-        Ok(())
-    }
-}
-
-fn contiguous_f32<'a>(
-    storage: &'a mut CpuStorage,
-    layout: &Layout,
-    op: &str,
-) -> candle_core::Result<&'a mut [f32]> {
-    let CpuStorage::F32(values) = storage else {
-        candle_core::bail!("{op}: f32 tensors only, got {:?}", storage.dtype());
-    };
-    let Some((start, end)) = layout.contiguous_offsets() else {
-        candle_core::bail!("{op}: the tensor must be contiguous");
-    };
-    Ok(&mut values[start..end])
-}
 
 /// Defines `$name`, which runs `body` compiled for AVX2 where the CPU has it (eight lanes
 /// instead of SSE2's four), and `$portable`, the body as built. Both compile the same IEEE
@@ -76,7 +18,7 @@ fn contiguous_f32<'a>(
 /// both give the same bits; a test holds them to that.
 macro_rules! with_widest_vectors {
     ($name:ident, $portable:ident, ($($arg:ident : $ty:ty),*) $body:block) => {
-        fn $name($($arg: $ty),*) {
+        pub(crate) fn $name($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2")]
@@ -211,7 +153,7 @@ fn exp_nonpositive(y: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use candle_core::Device;
+    use candle_core::{Device, Tensor};
 
     /// erf by its Maclaurin series below 3 and its continued fraction for erfc above, in
     /// f64: an independent reference, good to about 1e-13 (the series' cancellation near 3),
@@ -281,7 +223,7 @@ mod tests {
     }
 
     #[test]
-    fn the_tensor_ops_match_candles_own() -> candle_core::Result<()> {
+    fn the_slice_kernels_match_candles_ops() -> candle_core::Result<()> {
         let device = Device::Cpu;
         // Odd row length and count: the lanes' remainders and the row boundaries both matter.
         let values: Vec<f32> = (0..37 * 29)
@@ -289,8 +231,9 @@ mod tests {
             .collect();
         let tensor = Tensor::from_vec(values, (37, 29), &device)?;
 
-        let gelu = tensor.copy()?;
-        gelu_erf_in_place(&gelu)?;
+        let mut gelu = tensor.flatten_all()?.to_vec1::<f32>()?;
+        gelu_slice(&mut gelu);
+        let gelu = Tensor::from_vec(gelu, (37, 29), &device)?;
         let difference = (gelu - tensor.gelu_erf()?)?
             .abs()?
             .max_all()?
@@ -306,8 +249,9 @@ mod tests {
         // a max that missed it would put e^(150 − ...) out of f32's range.
         scores[7][28] = 150.0;
         let scores = Tensor::new(scores, &device)?;
-        let softmax = scores.copy()?;
-        softmax_last_dim_in_place(&softmax)?;
+        let mut softmax = scores.flatten_all()?.to_vec1::<f32>()?;
+        softmax_rows(&mut softmax, 29);
+        let softmax = Tensor::from_vec(softmax, (37, 29), &device)?;
         let expected = candle_nn::ops::softmax_last_dim(&scores)?;
         let difference = (&softmax - expected)?
             .abs()?
@@ -358,14 +302,5 @@ mod tests {
                 .zip(&portable)
                 .all(|(a, b)| a.to_bits() == b.to_bits())
         );
-    }
-
-    #[test]
-    fn views_and_other_dtypes_are_refused_not_misread() -> candle_core::Result<()> {
-        let device = Device::Cpu;
-        let tensor = Tensor::arange(0f32, 12.0, &device)?.reshape((3, 4))?;
-        assert!(gelu_erf_in_place(&tensor.t()?).is_err());
-        assert!(softmax_last_dim_in_place(&tensor.to_dtype(candle_core::DType::F64)?).is_err());
-        Ok(())
     }
 }

