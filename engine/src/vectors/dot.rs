@@ -83,7 +83,8 @@ fn has_avx2_fma() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
-/// Which kernel [`dot`] runs on this machine, for reports ("avx2+fma" or "portable").
+/// Which kernel the inner product of vector search runs on this machine, for reports
+/// ("avx2+fma" or "portable").
 pub fn kernel_name() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
