@@ -108,7 +108,11 @@ fn run() -> anyhow::Result<()> {
     // workdir; the text-only flags of `heddle-eval bench` do not apply to it.
     let command = command.mut_subcommand("vectors", |c| {
         let c = c
-            .mut_arg("index", |a| a.hide(true))
+            .mut_arg("index", |a| {
+                a.required(false)
+                    .required_unless_present(clap::builder::Resettable::<clap::Id>::Reset)
+                    .hide(true)
+            })
             .mut_arg("queries", |a| {
                 a.required(false).hide(true).default_value("requests.tsv")
             });
@@ -141,7 +145,18 @@ fn run() -> anyhow::Result<()> {
     });
     let matches = command.get_matches();
     if let Some(("vectors", m)) = matches.subcommand() {
-        for id in ["index", "queries", "target", "arm", "engines", "json", "svg", "html", "writes", "sequential"] {
+        for id in [
+            "index",
+            "queries",
+            "target",
+            "arm",
+            "engines",
+            "json",
+            "svg",
+            "html",
+            "writes",
+            "sequential",
+        ] {
             if m.value_source(id) == Some(ValueSource::CommandLine) {
                 bail!(
                     "heddle-bench vectors sets --{} itself (its requests are query numbers, its engines heddle and usearch, its files under --out)",

@@ -29,7 +29,13 @@ fn ids(v: &[u32]) -> Vec<String> {
 
 #[test]
 fn exact_answers_are_the_highest_inner_products_lower_number_first_on_ties() {
-    let docs = set(&[&[1.0, 0.0], &[0.0, 1.0], &[1.0, 1.0], &[1.0, 0.0], &[-1.0, 0.0]]);
+    let docs = set(&[
+        &[1.0, 0.0],
+        &[0.0, 1.0],
+        &[1.0, 1.0],
+        &[1.0, 0.0],
+        &[-1.0, 0.0],
+    ]);
     let queries = set(&[&[1.0, 0.0], &[0.0, 1.0], &[1.0, 0.2]]);
     let exact = exact_top_k(&docs, &queries, 3, 2);
     assert_eq!(exact[0], vec![0, 3, 2], "ties (0 and 3) by number");
@@ -117,17 +123,32 @@ fn point(effort: usize, recall: f64, p50: u64) -> Point {
 
 #[test]
 fn engines_are_compared_only_at_equal_recall() {
-    let m = sweep::matched(0.95, Some(point(8, 0.953, 400)), Some(point(40, 0.958, 100)), 0.01);
+    let m = sweep::matched(
+        0.95,
+        Some(point(8, 0.953, 400)),
+        Some(point(40, 0.958, 100)),
+        0.01,
+    );
     assert!(m.equal_recall);
     assert!((m.recall_gap.unwrap() - 0.005).abs() < 1e-12);
     assert!((m.p50_ratio.unwrap() - 4.0).abs() < 1e-12);
     assert!((m.p99_ratio.unwrap() - 4.0).abs() < 1e-12);
     // Both reach the target, but one far beyond the other: not a fair comparison.
-    let m = sweep::matched(0.95, Some(point(8, 0.953, 400)), Some(point(40, 0.99, 100)), 0.01);
+    let m = sweep::matched(
+        0.95,
+        Some(point(8, 0.953, 400)),
+        Some(point(40, 0.99, 100)),
+        0.01,
+    );
     assert!(!m.equal_recall);
     assert!(m.p50_ratio.is_some(), "the ratio is still shown, marked");
     // An engine that does not reach it.
-    let m = sweep::matched(0.99, Some(point(128, 0.97, 900)), Some(point(512, 0.995, 300)), 0.05);
+    let m = sweep::matched(
+        0.99,
+        Some(point(128, 0.97, 900)),
+        Some(point(512, 0.995, 300)),
+        0.05,
+    );
     assert!(!m.equal_recall, "0.97 is below the target");
     let m = sweep::matched(0.99, None, Some(point(512, 0.995, 300)), 0.01);
     assert!(!m.equal_recall && m.p50_ratio.is_none() && m.recall_gap.is_none());
@@ -137,7 +158,12 @@ fn engines_are_compared_only_at_equal_recall() {
 fn effort_and_target_lists_are_checked() {
     assert_eq!(sweep::efforts(&[8, 1, 8, 3]).unwrap(), vec![1, 3, 8]);
     assert!(sweep::efforts(&[]).is_err());
-    assert!(sweep::efforts(&[0, 4]).unwrap_err().to_string().contains("effort 0"));
+    assert!(
+        sweep::efforts(&[0, 4])
+            .unwrap_err()
+            .to_string()
+            .contains("effort 0")
+    );
     assert_eq!(sweep::targets(&[0.99, 0.9]).unwrap(), vec![0.9, 0.99]);
     assert!(sweep::targets(&[1.2]).is_err());
     assert!(sweep::targets(&[0.0]).is_err());
@@ -168,7 +194,10 @@ fn vector_files_round_trip_and_bad_ones_are_named() {
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
     let e = format!("{:#}", Vectors::read(&path).unwrap_err());
-    assert!(e.contains("base.bin") && e.contains("ends in vector 39"), "{e}");
+    assert!(
+        e.contains("base.bin") && e.contains("ends in vector 39"),
+        "{e}"
+    );
     // JSONL (heddle-eval embed's cache): a bad line is named by number.
     let jsonl = dir.path().join("v.jsonl");
     std::fs::write(
@@ -185,7 +214,10 @@ fn vector_files_round_trip_and_bad_ones_are_named() {
     )
     .unwrap();
     let e = format!("{:#}", Vectors::read(&jsonl).unwrap_err());
-    assert!(e.contains("v.jsonl:2") && e.contains("3 dimensions, expected 2"), "{e}");
+    assert!(
+        e.contains("v.jsonl:2") && e.contains("3 dimensions, expected 2"),
+        "{e}"
+    );
     std::fs::write(&jsonl, "{\"_id\":\"a\",\"vector\":[0,0]}\n").unwrap();
     let e = format!("{:#}", Vectors::read(&jsonl).unwrap_err());
     assert!(e.contains("v.jsonl:1") && e.contains("zero vector"), "{e}");
@@ -196,7 +228,11 @@ fn made_sets_are_seeded() {
     let m = Mixture::new(10, 16, 1.0, 7);
     assert_eq!(m.documents(50), Mixture::new(10, 16, 1.0, 7).documents(50));
     assert_ne!(m.documents(50), Mixture::new(10, 16, 1.0, 8).documents(50));
-    assert_ne!(m.documents(5).rows, m.queries(5).rows, "queries are other draws");
+    assert_ne!(
+        m.documents(5).rows,
+        m.queries(5).rows,
+        "queries are other draws"
+    );
     let source = m.documents(20);
     let a = noisy_copies(&source, 70, 0.5, 1);
     assert_eq!(a.len(), 70);
@@ -206,7 +242,12 @@ fn made_sets_are_seeded() {
     let exact = noisy_copies(&source, 40, 0.0, 1);
     assert_eq!(exact.row(25), source.row(5));
     // With it, near its source (cosine well above a random pair's).
-    let cos: f32 = a.row(25).iter().zip(source.row(5)).map(|(x, y)| x * y).sum();
+    let cos: f32 = a
+        .row(25)
+        .iter()
+        .zip(source.row(5))
+        .map(|(x, y)| x * y)
+        .sum();
     assert!(cos > 0.7 && cos < 0.9999, "{cos}");
 }
 
@@ -256,16 +297,28 @@ fn both_engines_answer_behind_the_instruments_backend() {
             let found: Vec<Vec<String>> = (0..queries.len())
                 .map(|i| backend.search(&i.to_string(), 10).unwrap())
                 .collect();
-            assert!(found.iter().all(|f| f.len() == 10), "{engine:?}: 10 hits each");
+            assert!(
+                found.iter().all(|f| f.len() == 10),
+                "{engine:?}: 10 hits each"
+            );
             recall_at.insert((engine, effort), recall(&exact, &found, 10));
             let e = backend.search("60", 10).unwrap_err().to_string();
-            assert!(e.contains("\"60\"") && e.contains("not a query number"), "{e}");
+            assert!(
+                e.contains("\"60\"") && e.contains("not a query number"),
+                "{e}"
+            );
         }
     }
     // Every list probed is exact search: heddle's scores are f32, the yardstick's f64,
     // so only a near-tie could differ.
-    assert!(recall_at[&(VectorEngine::Heddle, 10_000)] >= 0.995, "{recall_at:?}");
-    assert!(recall_at[&(VectorEngine::Usearch, 4_500)] >= 0.99, "{recall_at:?}");
+    assert!(
+        recall_at[&(VectorEngine::Heddle, 10_000)] >= 0.995,
+        "{recall_at:?}"
+    );
+    assert!(
+        recall_at[&(VectorEngine::Usearch, 4_500)] >= 0.99,
+        "{recall_at:?}"
+    );
     // One list of about 67 finds much less: the effort reaches the engine.
     assert!(
         recall_at[&(VectorEngine::Heddle, 1)] < recall_at[&(VectorEngine::Heddle, 10_000)] - 0.05,
@@ -289,11 +342,23 @@ fn the_vectors_command_runs_end_to_end() {
     let data = dir.path().join("data");
     let made = Command::new(bin)
         .args(["vectors-data", "mixture", "--n", "4500", "--dim", "16"])
-        .args(["--clusters", "40", "--queries", "50", "--seed", "3", "--out"])
+        .args([
+            "--clusters",
+            "40",
+            "--queries",
+            "50",
+            "--seed",
+            "3",
+            "--out",
+        ])
         .arg(&data)
         .output()
         .unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let out = dir.path().join("out");
     let run = |extra: &[&str]| {
         Command::new(bin)
@@ -330,7 +395,10 @@ fn the_vectors_command_runs_end_to_end() {
         "serving peak RSS (VmHWM)",
         "highest rate held (ladder)",
     ] {
-        assert!(stdout.contains(needle), "stdout lacks {needle:?}:\n{stdout}");
+        assert!(
+            stdout.contains(needle),
+            "stdout lacks {needle:?}:\n{stdout}"
+        );
     }
     assert!(stderr.contains("building in a fresh process"), "{stderr}");
     let report = heddle_bench::vectors::report::read(&out.join("report.json")).unwrap();
@@ -347,7 +415,11 @@ fn the_vectors_command_runs_end_to_end() {
     let svg = std::fs::read_to_string(out.join("recall-qps.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("heddle") && svg.contains("usearch"));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    for needle in ["<section id=\"recall-qps\">", "<section id=\"ratios\">", "<section id=\"ladder\">"] {
+    for needle in [
+        "<section id=\"recall-qps\">",
+        "<section id=\"ratios\">",
+        "<section id=\"ladder\">",
+    ] {
         assert!(html.contains(needle), "the page lacks {needle}");
     }
     // A second run reuses both indexes.

@@ -236,7 +236,10 @@ pub fn spawn_serve_rss(
         .arg(k.to_string())
         .arg("--seed")
         .arg(seed.to_string());
-    run_json(cmd, &format!("measuring {}'s serving memory", engine.name()))
+    run_json(
+        cmd,
+        &format!("measuring {}'s serving memory", engine.name()),
+    )
 }
 
 /// The request texts of `n` query vectors: their numbers.

@@ -55,7 +55,11 @@ impl Vectors {
         if let Some(x) = v.iter().find(|x| !x.is_finite()) {
             return Err(format!("a value is {x}"));
         }
-        let norm = v.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+        let norm = v
+            .iter()
+            .map(|&x| f64::from(x) * f64::from(x))
+            .sum::<f64>()
+            .sqrt();
         if norm == 0.0 {
             return Err("a zero vector".into());
         }
@@ -80,8 +84,7 @@ impl Vectors {
     /// Writes the binary form to `path` (its directory is created).
     pub fn write(&self, path: &Path) -> anyhow::Result<()> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let n = u32::try_from(self.len()).context("more than 2³² vectors")?;
         let dim = u32::try_from(self.dim).context("a dimension above 2³²")?;

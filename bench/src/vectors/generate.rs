@@ -78,7 +78,10 @@ pub fn run(args: &DataArgs) -> anyhow::Result<()> {
                 queries_from.display(),
                 queries.dim
             );
-            (noisy_copies(&source, args.n, args.noise, args.seed), queries)
+            (
+                noisy_copies(&source, args.n, args.noise, args.seed),
+                queries,
+            )
         }
         Kind::Mixture => {
             ensure!(

@@ -127,14 +127,12 @@ fn rows(r: &VectorsReport) -> Vec<Row> {
     let mut rows = Vec::new();
     for m in &r.matched {
         let pair = |f: fn(&Point) -> Option<f64>| {
-            (
-                m.heddle.as_ref().and_then(f),
-                m.peer.as_ref().and_then(f),
-            )
+            (m.heddle.as_ref().and_then(f), m.peer.as_ref().and_then(f))
         };
         let effort = |p: &Option<Point>| {
-            p.as_ref()
-                .map_or("—".to_string(), |p| format!("{} ({:.4})", p.effort, p.recall))
+            p.as_ref().map_or("—".to_string(), |p| {
+                format!("{} ({:.4})", p.effort, p.recall)
+            })
         };
         rows.push(Row {
             label: format!("recall ≥ {}: effort (recall)", m.target),
@@ -144,7 +142,10 @@ fn rows(r: &VectorsReport) -> Vec<Row> {
             note: check_words(m),
         });
         for (name, f) in [
-            ("p50", (|p: &Point| p.p50_us.map(|v| v as f64)) as fn(&Point) -> Option<f64>),
+            (
+                "p50",
+                (|p: &Point| p.p50_us.map(|v| v as f64)) as fn(&Point) -> Option<f64>,
+            ),
             ("p99", |p: &Point| p.p99_us.map(|v| v as f64)),
             ("mean", |p: &Point| p.mean_us),
         ] {
@@ -258,7 +259,11 @@ pub fn render(r: &VectorsReport) -> String {
         r.recall_tolerance
     );
     let rows = rows(r);
-    let w = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(10);
+    let w = rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(10);
     let _ = writeln!(
         out,
         "{:<w$}  {:>18}  {:>18}  {:>8}  note",
@@ -334,13 +339,21 @@ pub fn read(path: &Path) -> anyhow::Result<VectorsReport> {
         .with_context(|| format!("{}: not a heddle-bench vectors report", path.display()))
 }
 
-fn page(r: &VectorsReport, chart: &str, ladder: Option<&BenchReport>, per_query: Option<&str>) -> Page {
+fn page(
+    r: &VectorsReport,
+    chart: &str,
+    ladder: Option<&BenchReport>,
+    per_query: Option<&str>,
+) -> Page {
     let date = r
         .environment
         .as_ref()
         .map_or("date unknown".to_string(), |e| e.started_utc.clone());
     let mut page = Page::new(
-        &format!("heddle against usearch {} — {}", r.usearch_version, r.set.name),
+        &format!(
+            "heddle against usearch {} — {}",
+            r.usearch_version, r.set.name
+        ),
         &format!(
             "{} × {} vectors · {} queries · k {} · {date} · {}",
             r.set.documents, r.set.dim, r.set.queries, r.k, r.tool
@@ -420,8 +433,17 @@ pub fn render_summary(runs: &[VectorsReport]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<12} {:>6}  {:>16} {:>10} {:>10}  {:>16} {:>10} {:>10}  {:>6} {:>6}  {}",
-        "set", "recall", "heddle effort", "p50", "p99", "usearch ef", "p50", "p99", "p50 ×", "p99 ×", "check"
+        "{:<12} {:>6}  {:>16} {:>10} {:>10}  {:>16} {:>10} {:>10}  {:>6} {:>6}  check",
+        "set",
+        "recall",
+        "heddle effort",
+        "p50",
+        "p99",
+        "usearch ef",
+        "p50",
+        "p99",
+        "p50 ×",
+        "p99 ×"
     );
     for r in runs {
         for m in &r.matched {
@@ -461,14 +483,20 @@ pub fn render_summary(runs: &[VectorsReport]) -> String {
     for r in runs {
         let (b_h, b_p) = (r.builds.first(), r.builds.get(1));
         let build = b_h.zip(b_p).map(|(h, p)| h.seconds / p.seconds.max(1e-9));
-        let rss = b_h
-            .zip(b_p)
-            .and_then(|(h, p)| over(h.peak_rss_kib.map(|v| v as f64), p.peak_rss_kib.map(|v| v as f64)));
+        let rss = b_h.zip(b_p).and_then(|(h, p)| {
+            over(
+                h.peak_rss_kib.map(|v| v as f64),
+                p.peak_rss_kib.map(|v| v as f64),
+            )
+        });
         let bytes = b_h
             .zip(b_p)
             .and_then(|(h, p)| over(Some(h.bytes as f64), Some(p.bytes as f64)));
         let serving = match &r.memory[..] {
-            [Some(h), Some(p)] => over(h.vm_hwm_kib.map(|v| v as f64), p.vm_hwm_kib.map(|v| v as f64)),
+            [Some(h), Some(p)] => over(
+                h.vm_hwm_kib.map(|v| v as f64),
+                p.vm_hwm_kib.map(|v| v as f64),
+            ),
             _ => None,
         };
         let _ = writeln!(

@@ -176,7 +176,10 @@ pub fn run(args: &VectorsArgs) -> anyhow::Result<VectorsReport> {
     let texts = query_texts(queries.len());
     std::fs::write(
         &topics,
-        texts.iter().map(|t| format!("q{t}\t{t}\n")).collect::<String>(),
+        texts
+            .iter()
+            .map(|t| format!("q{t}\t{t}\n"))
+            .collect::<String>(),
     )
     .with_context(|| format!("writing {}", topics.display()))?;
 
@@ -184,7 +187,10 @@ pub fn run(args: &VectorsArgs) -> anyhow::Result<VectorsReport> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = args.index_threads.unwrap_or(cores);
     ensure!(threads >= 1, "--index-threads must be at least 1");
-    let workdir = args.workdir.clone().unwrap_or_else(|| args.out.join("work"));
+    let workdir = args
+        .workdir
+        .clone()
+        .unwrap_or_else(|| args.out.join("work"));
     let mut builds = Vec::new();
     for engine in VectorEngine::ALL {
         let opts = VectorBuildOptions {
@@ -194,7 +200,13 @@ pub fn run(args: &VectorsArgs) -> anyhow::Result<VectorsReport> {
                 VectorEngine::Usearch => 1,
             },
         };
-        builds.push(build_or_reuse(engine, &args.base, &workdir, &opts, args.rebuild)?);
+        builds.push(build_or_reuse(
+            engine,
+            &args.base,
+            &workdir,
+            &opts,
+            args.rebuild,
+        )?);
     }
 
     // 2. The exact answers.
@@ -237,7 +249,7 @@ pub fn run(args: &VectorsArgs) -> anyhow::Result<VectorsReport> {
 
     // 4. Matched at each target (and at the ladder's).
     let mut all_targets = targets.clone();
-    if !all_targets.iter().any(|&r| r == args.ladder_recall) {
+    if !all_targets.contains(&args.ladder_recall) {
         all_targets.push(args.ladder_recall);
     }
     let mut matched: Vec<Matched> = Vec::new();
@@ -413,7 +425,10 @@ pub fn run(args: &VectorsArgs) -> anyhow::Result<VectorsReport> {
         matched,
         at_ladder,
         sequential,
-        held: ladder.as_ref().map(crate::report::holds).unwrap_or_default(),
+        held: ladder
+            .as_ref()
+            .map(crate::report::holds)
+            .unwrap_or_default(),
         memory,
         ladder_json: ladder
             .as_ref()
@@ -423,7 +438,12 @@ pub fn run(args: &VectorsArgs) -> anyhow::Result<VectorsReport> {
     };
     let table = report::render(&report);
     println!("{table}");
-    report::write_all(&report, ladder.as_ref(), per_query_text.as_deref(), &args.out)?;
+    report::write_all(
+        &report,
+        ladder.as_ref(),
+        per_query_text.as_deref(),
+        &args.out,
+    )?;
     Ok(report)
 }
 
@@ -491,7 +511,8 @@ impl Sweeper<'_> {
         );
         let mut medians: Vec<f64> = seq.per_query_median_us.iter().flatten().copied().collect();
         medians.sort_by(f64::total_cmp);
-        let mean = (!medians.is_empty()).then(|| medians.iter().sum::<f64>() / medians.len() as f64);
+        let mean =
+            (!medians.is_empty()).then(|| medians.iter().sum::<f64>() / medians.len() as f64);
         let p = Point {
             effort,
             recall,

@@ -28,7 +28,11 @@ pub fn x_range(points: &[&Point]) -> (f64, f64) {
 
 /// The y range on whole decades around every QPS drawn.
 pub fn y_range(points: &[&Point]) -> (f64, f64) {
-    let qps: Vec<f64> = points.iter().filter_map(|p| p.qps).filter(|q| *q > 0.0).collect();
+    let qps: Vec<f64> = points
+        .iter()
+        .filter_map(|p| p.qps)
+        .filter(|q| *q > 0.0)
+        .collect();
     if qps.is_empty() {
         return (1.0, 10.0);
     }
@@ -72,9 +76,17 @@ pub fn render(r: &VectorsReport) -> String {
         r.set.documents,
         r.set.dim,
         r.set.queries,
-        escape(&r.curves.first().map_or(String::new(), |c| c.effort_name.clone())),
+        escape(
+            &r.curves
+                .first()
+                .map_or(String::new(), |c| c.effort_name.clone())
+        ),
         r.usearch_version,
-        escape(&r.environment.as_ref().map_or("date unknown".to_string(), |e| e.started_utc.clone()))
+        escape(
+            &r.environment
+                .as_ref()
+                .map_or("date unknown".to_string(), |e| e.started_utc.clone())
+        )
     );
     // Axes and grid.
     let _ = write!(
@@ -143,9 +155,15 @@ pub fn render(r: &VectorsReport) -> String {
         let pts: Vec<(f64, f64, &Point)> = c
             .points
             .iter()
-            .filter_map(|p| p.qps.map(|q| (x_px(p.recall.max(xr.0), xr), y_px(q, yr), p)))
+            .filter_map(|p| {
+                p.qps
+                    .map(|q| (x_px(p.recall.max(xr.0), xr), y_px(q, yr), p))
+            })
             .collect();
-        let path: Vec<String> = pts.iter().map(|(x, y, _)| format!("{x:.1},{y:.1}")).collect();
+        let path: Vec<String> = pts
+            .iter()
+            .map(|(x, y, _)| format!("{x:.1},{y:.1}"))
+            .collect();
         let _ = write!(
             s,
             r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,

@@ -39,7 +39,10 @@ pub fn min_effort_reaching(
     target: f64,
     recall_of: &mut dyn FnMut(usize) -> anyhow::Result<f64>,
 ) -> anyhow::Result<Option<usize>> {
-    anyhow::ensure!(1 <= lo && lo <= hi, "efforts {lo} to {hi}: not a range from 1 up");
+    anyhow::ensure!(
+        1 <= lo && lo <= hi,
+        "efforts {lo} to {hi}: not a range from 1 up"
+    );
     if recall_of(hi)? < target {
         return Ok(None);
     }
@@ -96,12 +99,7 @@ pub struct Matched {
 }
 
 /// Pairs two settings found for `target`, checks them and takes the ratios.
-pub fn matched(
-    target: f64,
-    heddle: Option<Point>,
-    peer: Option<Point>,
-    tolerance: f64,
-) -> Matched {
+pub fn matched(target: f64, heddle: Option<Point>, peer: Option<Point>, tolerance: f64) -> Matched {
     let gap = match (&heddle, &peer) {
         (Some(h), Some(p)) => Some((h.recall - p.recall).abs()),
         _ => None,

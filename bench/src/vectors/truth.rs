@@ -31,7 +31,7 @@ fn top_k_of(docs: &Vectors, q: &[f32], k: usize) -> Vec<u32> {
     let mut best: Vec<(f64, u32)> = Vec::with_capacity(k + 1);
     for (d, row) in docs.iter().enumerate() {
         let s = dot(row, q);
-        if best.len() == k && !(s > best[k - 1].0) {
+        if best.len() == k && s <= best[k - 1].0 {
             continue;
         }
         let at = best.partition_point(|&(b, _)| b >= s);
