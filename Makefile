@@ -145,6 +145,10 @@ quarantine:
 	else \
 		echo "quarantine: $$(sort -u target/quarantine.tree | wc -l) crates in the root workspace's tree, none of them tantivy"; \
 	fi
+	@# The vector peer (usearch and its C++ bridge) lives in bench/ alone, as tantivy does.
+	@if grep -iE '^(usearch|cxx|cxx-build|numkong) ' target/quarantine.tree || grep -iE '^name = "(usearch|cxx|numkong)"' Cargo.lock; then \
+		echo "quarantine: the vector peer (usearch) is in the root workspace's dependency tree" >&2; exit 1; \
+	fi
 	@# The model runtime (candle, tokenizers) belongs to heddle-encoder alone.
 	@if $(CARGO) tree -p heddle --target all --edges normal,build --prefix none | grep -iE '^(candle-|gemm|tokenizers |heddle-encoder )'; then \
 		echo "quarantine: the engine depends on the encoder's model runtime" >&2; exit 1; \
@@ -182,6 +186,20 @@ compare: $(CORPUS)/corpus.jsonl $(QUERIES)
 		--fractions 0.25,0.5,0.75,1,1.5,2,3,4 --samples 10000 --inflight 64 \
 		--json $(COMPARE_OUT)/ladder.json --svg $(COMPARE_OUT)/ladder.svg \
 		--compare-json $(COMPARE_OUT)/compare.json $(COMPARE_FLAGS)
+
+# heddle's approximate vector search against usearch's HNSW, in bench/ (issue 31;
+# docs/PERF.md, "heddle against a vector peer"): SciFact's real MiniLM vectors (make
+# hybrid's cache, encoded once if missing: 5-10 minutes of CPU), 171k noisy copies of them,
+# a 171k clustered mixture, and the synthetic corpus's embeddings when make arms-scale left
+# them; each engine's effort swept, the two compared at recall 0.90/0.95/0.99, then the
+# ladder and serving memory at 0.95. Tables, recall-QPS charts (SVG, HTML) under
+# results/vectors (scripts/vectors-compare.sh: VECTORS_SETS, VECTORS_FLAGS, ...).
+# scripts/vectors-python.sh puts faiss-cpu and hnswlib on the same files (not in make test).
+.PHONY: vectors-compare
+vectors-compare:
+	$(CARGO) build --release -p heddle-eval
+	cd bench && $(CARGO) build --release
+	bash scripts/vectors-compare.sh
 
 # Issue 18's cost-growth study (docs/RESULTS.md, "How every cost grows: 171k to 1.7M
 # documents"; docs/SCALE.md): synthetic corpora of 171k, 500k and 1.7M documents, both

@@ -240,7 +240,7 @@ pub fn spawn_serve_rss(
     run_json(cmd, &format!("measuring {}'s memory", engine.name()))
 }
 
-fn run_json<T: DeserializeOwned>(mut cmd: Command, what: &str) -> anyhow::Result<T> {
+pub(crate) fn run_json<T: DeserializeOwned>(mut cmd: Command, what: &str) -> anyhow::Result<T> {
     let output = cmd
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())

@@ -680,7 +680,7 @@ fn per_query_report(
 
 /// The memory rung's rate: the fastest rung where no engine shed (it stresses memory
 /// most while staying a latency measurement), else the slowest rung.
-fn memory_rate(ladder: &BenchReport) -> f64 {
+pub(crate) fn memory_rate(ladder: &BenchReport) -> f64 {
     let rates = &ladder.ladder.rates;
     let clean = |i: usize| {
         !ladder

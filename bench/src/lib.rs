@@ -17,7 +17,9 @@
 //!   instrument's (`heddle_eval::bench::sequential`), run here with both engines;
 //! - [`child`]: builds and memory rungs in processes of their own (peak RSS per engine);
 //! - [`compare`]: the `bench` command that runs all of it; [`report`]: the ratio table
-//!   and each engine's highest rate held.
+//!   and each engine's highest rate held;
+//! - [`vectors`]: heddle's approximate vector search against a vector peer (usearch's
+//!   HNSW), recall-matched, with the same instrument (the `vectors` command).
 
 pub mod agreement;
 pub mod analysis;
@@ -28,4 +30,5 @@ pub mod reference;
 pub mod report;
 pub mod scale;
 pub mod tokenizer;
+pub mod vectors;
 pub mod workdir;

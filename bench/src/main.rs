@@ -8,7 +8,10 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use heddle_bench::child::{self, BuildIndexArgs, ServeRssArgs};
 use heddle_bench::compare::{self, CompareArgs};
-use heddle_bench::{report, scale};
+use heddle_bench::vectors::child::{VectorsBuildArgs, VectorsServeArgs};
+use heddle_bench::vectors::generate::DataArgs;
+use heddle_bench::vectors::run::VectorsArgs;
+use heddle_bench::{report, scale, vectors};
 
 /// heddle against tantivy with the same open-loop instrument, queries and tokens.
 #[derive(Parser)]
@@ -44,12 +47,36 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// heddle's approximate vector search against usearch's HNSW on one vector set: both
+    /// indexes built (in processes of their own), each engine's effort swept for recall@k
+    /// against brute-force exact search and latency, the two compared at equal recall
+    /// (0.90, 0.95, 0.99), then a sequential pass, the open-loop ladder and serving memory
+    /// at the settings of --ladder-recall, as heddle/usearch ratios with a recall–QPS
+    /// chart. Takes the ladder's `heddle-eval bench` flags (--rates, --fractions,
+    /// --samples, --threads, --inflight, --k, --seed, --repeat …).
+    Vectors(Box<VectorsArgs>),
+    /// Writes a vector set made from a seed (noisy copies of real vectors, or a clustered
+    /// mixture) as OUT/base.bin and OUT/queries.bin.
+    VectorsData(DataArgs),
+    /// Several `vectors` runs' report.json files in one table: each set's recall-matched
+    /// settings and ratios, and its build, size and memory ratios.
+    VectorsSummary {
+        /// The report.json files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// (Internal) builds one engine's index; prints its stats as JSON.
     #[command(hide = true)]
     BuildIndex(BuildIndexArgs),
     /// (Internal) one engine's memory rung; prints its peak RSS as JSON.
     #[command(hide = true)]
     ServeRss(ServeRssArgs),
+    /// (Internal) builds one vector engine's index; prints its stats as JSON.
+    #[command(hide = true)]
+    VectorsBuild(VectorsBuildArgs),
+    /// (Internal) one vector engine's memory rung; prints its peak RSS as JSON.
+    #[command(hide = true)]
+    VectorsServeRss(VectorsServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,7 +104,67 @@ fn run() -> anyhow::Result<()> {
         .mut_arg("target", |a| a.hide(true))
         .mut_arg("target_field", |a| a.hide(true))
     });
+    // `vectors` writes its own request file and keeps each engine's index under its
+    // workdir; the text-only flags of `heddle-eval bench` do not apply to it.
+    let command = command.mut_subcommand("vectors", |c| {
+        let c = c
+            .mut_arg("index", |a| {
+                a.required(false)
+                    .required_unless_present(clap::builder::Resettable::<clap::Id>::Reset)
+                    .hide(true)
+            })
+            .mut_arg("queries", |a| {
+                a.required(false).hide(true).default_value("requests.tsv")
+            });
+        [
+            "target",
+            "target_field",
+            "arm",
+            "encoder",
+            "vector_search",
+            "k1",
+            "b",
+            "engines",
+            "baseline",
+            "label",
+            "json",
+            "svg",
+            "html",
+            "sequential",
+            "writes",
+            "writes_to_target",
+            "rate",
+            "write_docs",
+            "write_corpus",
+            "commit_every",
+            "commit_threads",
+            "scratch",
+        ]
+        .into_iter()
+        .fold(c, |c, id| c.mut_arg(id, |a| a.hide(true)))
+    });
     let matches = command.get_matches();
+    if let Some(("vectors", m)) = matches.subcommand() {
+        for id in [
+            "index",
+            "queries",
+            "target",
+            "arm",
+            "engines",
+            "json",
+            "svg",
+            "html",
+            "writes",
+            "sequential",
+        ] {
+            if m.value_source(id) == Some(ValueSource::CommandLine) {
+                bail!(
+                    "heddle-bench vectors sets --{} itself (its requests are query numbers, its engines heddle and usearch, its files under --out)",
+                    id.replace('_', "-")
+                );
+            }
+        }
+    }
     if let Some(("bench", m)) = matches.subcommand() {
         if m.value_source("index") == Some(ValueSource::CommandLine) {
             bail!(
@@ -116,6 +203,18 @@ fn run() -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Vectors(args) => vectors::run::run(&args).map(|_| ()),
+        Command::VectorsData(args) => vectors::generate::run(&args),
+        Command::VectorsSummary { files } => {
+            let runs = files
+                .iter()
+                .map(|f| vectors::report::read(f))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            print!("{}", vectors::report::render_summary(&runs));
+            Ok(())
+        }
+        Command::VectorsBuild(args) => vectors::child::build(&args),
+        Command::VectorsServeRss(args) => vectors::child::serve_rss(&args),
         Command::BuildIndex(args) => child::build_index(&args),
         Command::ServeRss(args) => child::serve_rss(&args),
     }
