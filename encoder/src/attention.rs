@@ -226,7 +226,16 @@ mod tests {
                 .build()
                 .unwrap();
             let mut context = vec![0.0; rows * hidden];
-            pool.install(|| attend(&qkv, hidden, heads, &[0..rows], &mut context));
+            let whole = 0..rows;
+            pool.install(|| {
+                attend(
+                    &qkv,
+                    hidden,
+                    heads,
+                    std::slice::from_ref(&whole),
+                    &mut context,
+                )
+            });
             context
         };
         assert_eq!(run(2), run(1));

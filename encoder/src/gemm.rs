@@ -237,7 +237,7 @@ impl Kernel {
         bias: &[f32],
         tile: &mut [[f32; NR]; MR],
     ) {
-        assert!(rows >= 1 && rows <= MR && a.len() == rows * k);
+        assert!((1..=MR).contains(&rows) && a.len() == rows * k);
         assert!(panel.len() == k * NR && bias.len() == NR);
         match self {
             Kernel::Portable => tile_portable(a, rows, k, panel, bias, tile),
