@@ -170,11 +170,14 @@ fn effort_and_target_lists_are_checked() {
 }
 
 #[test]
-fn heddles_effort_is_its_probe_count() {
+fn heddles_effort_is_its_graph_walks_ef() {
     let o = heddle_options(10, 7);
     assert_eq!(o.k, 10);
-    assert_eq!(o.probes, heddle::Probes::Count(7));
-    assert_eq!(heddle_options(5, 0).probes, heddle::Probes::Count(1));
+    assert_eq!(o.effort, heddle::SearchEffort::Candidates(7));
+    assert_eq!(
+        heddle_options(5, 0).effort,
+        heddle::SearchEffort::Candidates(1)
+    );
 }
 
 #[test]
@@ -251,8 +254,8 @@ fn made_sets_are_seeded() {
     assert!(cos > 0.7 && cos < 0.9999, "{cos}");
 }
 
-/// Both engines built from one small seeded set; heddle with IVF lists (above its
-/// 4,096-document floor).
+/// Both engines built from one small seeded set; heddle with a graph (above its
+/// 2,048-document floor).
 fn built(dir: &Path) -> (Vectors, Vectors) {
     let m = Mixture::new(40, 16, 1.0, 11);
     let (docs, queries) = (m.documents(4_500), m.queries(60));
@@ -309,8 +312,8 @@ fn both_engines_answer_behind_the_instruments_backend() {
             );
         }
     }
-    // Every list probed is exact search: heddle's scores are f32, the yardstick's f64,
-    // so only a near-tie could differ.
+    // An ef beyond the documents walks the whole graph: heddle's scores are f32, the
+    // yardstick's f64, so only a near-tie could differ.
     assert!(
         recall_at[&(VectorEngine::Heddle, 10_000)] >= 0.995,
         "{recall_at:?}"
@@ -319,7 +322,7 @@ fn both_engines_answer_behind_the_instruments_backend() {
         recall_at[&(VectorEngine::Usearch, 4_500)] >= 0.99,
         "{recall_at:?}"
     );
-    // One list of about 67 finds much less: the effort reaches the engine.
+    // ef 1 (raised to k) finds less: the effort reaches the engine.
     assert!(
         recall_at[&(VectorEngine::Heddle, 1)] < recall_at[&(VectorEngine::Heddle, 10_000)] - 0.05,
         "{recall_at:?}"

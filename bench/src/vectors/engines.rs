@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, bail, ensure};
-use heddle::{Document, Index, IndexSettings, Probes, VectorSearchOptions};
+use heddle::{Document, Index, IndexSettings, SearchEffort, VectorSearchOptions};
 use heddle_eval::bench::{Backend, BackendFactory};
 use heddle_eval::progress::{CommitLines, Progress, thousands};
 use serde::{Deserialize, Serialize};
@@ -57,7 +57,7 @@ impl VectorEngine {
     /// What the effort integer is, in the engine's own words.
     pub fn effort_name(self) -> &'static str {
         match self {
-            VectorEngine::Heddle => "IVF lists probed per segment",
+            VectorEngine::Heddle => "ef (HNSW candidates kept per segment)",
             VectorEngine::Usearch => "expansion_search (HNSW ef)",
         }
     }
@@ -66,7 +66,7 @@ impl VectorEngine {
     /// recall is at or near 1 on every set measured (docs/RESULTS.md).
     pub fn default_efforts(self) -> Vec<usize> {
         match self {
-            VectorEngine::Heddle => vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128],
+            VectorEngine::Heddle => vec![10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],
             VectorEngine::Usearch => vec![10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],
         }
     }
@@ -74,10 +74,13 @@ impl VectorEngine {
     /// The configuration the engine is built with, in words (tables, JSON).
     pub fn configuration(self) -> String {
         match self {
-            VectorEngine::Heddle => {
-                "heddle's approximate index at the engine's defaults (IVF today: √n lists a segment, k-means), f32 rows, inner product"
-                    .to_string()
-            }
+            VectorEngine::Heddle => format!(
+                "heddle {} HNSW graph a segment at the engine's defaults: m {}, ef_construction {}, f32 rows, inner product ({} kernel), parallel build",
+                env!("CARGO_PKG_VERSION"),
+                heddle::DEFAULT_M,
+                heddle::DEFAULT_EF_CONSTRUCTION,
+                heddle::dot_kernel()
+            ),
             VectorEngine::Usearch => format!(
                 "usearch {USEARCH_VERSION} HNSW: inner product on unit vectors, f32, connectivity {} (default), expansion_add {} (default), multi-threaded add",
                 USEARCH_CONNECTIVITY, USEARCH_EXPANSION_ADD
@@ -92,11 +95,12 @@ const USEARCH_CONNECTIVITY: usize = 16;
 const USEARCH_EXPANSION_ADD: usize = 128;
 
 /// heddle's search at effort `effort`: the one place that maps the effort integer onto
-/// heddle's options. Today: `Probes::Count(effort)` IVF lists in each segment.
+/// heddle's options: the candidates a walk of each segment's graph keeps (HNSW's ef,
+/// at least 1).
 pub fn heddle_options(k: usize, effort: usize) -> VectorSearchOptions {
     VectorSearchOptions {
         k,
-        probes: Probes::Count(effort.max(1)),
+        effort: SearchEffort::Candidates(effort.max(1)),
     }
 }
 

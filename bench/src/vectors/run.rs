@@ -78,7 +78,7 @@ pub struct VectorsArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub heddle_segments: usize,
 
-    /// heddle's efforts to sweep (IVF lists probed per segment today)
+    /// heddle's efforts to sweep (the candidates a walk of each segment's graph keeps: HNSW's ef)
     /// [default: 1,2,3,4,6,8,12,16,24,32,48,64,96,128].
     #[arg(long, value_name = "E1,E2,...", value_delimiter = ',')]
     pub heddle_efforts: Vec<usize>,
