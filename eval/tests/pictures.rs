@@ -288,6 +288,26 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
         }
     }
 
+    // Issue 35: the ladder table's state column comes right after the rate, where it
+    // stays on screen however wide the figures make the table, and a disturbed rung's row
+    // is shaded as an overloaded one is.
+    let mut one = clean.clone();
+    one.summary[0].disturbed = true;
+    let shaded = heddle_eval::html::bench_page(&one).render();
+    assert!(
+        shaded.contains("<th>engine</th><th>offered/s</th><th>state</th>"),
+        "the state third"
+    );
+    assert_eq!(count(&shaded, "<tr class=\"disturbed\">"), 1);
+    assert!(shaded.contains("tr.disturbed td {"), "a shade for it");
+    assert_eq!(
+        count(
+            &heddle_eval::html::bench_page(&clean).render(),
+            "<tr class=\"disturbed\">"
+        ),
+        0
+    );
+
     let page = std::fs::read_to_string(&html).unwrap();
     assert_self_contained(&page);
     assert!(page.contains("<section id=\"ladder\">") && page.contains("<th>p90</th>"));

@@ -367,18 +367,18 @@ fn cost_run(a: &AbArgs, binaries: &[&str]) -> (Option<runner::CostRun>, String) 
         Err(e) => return (None, format!("instructions: not counted: {e}")),
     };
     for b in binaries {
-        let has_cost = std::process::Command::new(b)
+        let asked = std::process::Command::new(b)
             .args(["cost", "--help"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !has_cost {
-            return (
-                None,
-                format!("instructions: not counted: {b} has no `cost` command (an older build)"),
-            );
-        }
+            .status();
+        let why = match asked {
+            Ok(s) if s.success() => continue,
+            Ok(_) => format!("{b} has no `cost` command (an older build)"),
+            // Not the build's fault: e.g. a binary still being written (ETXTBSY).
+            Err(e) => format!("{b} could not be run ({e})"),
+        };
+        return (None, format!("instructions: not counted: {why}"));
     }
     let spec = crate::cost::CostSpec {
         index: a.index.clone(),

@@ -159,28 +159,25 @@ pub fn count(v: f64) -> String {
 /// One build's cost as text.
 pub fn render(r: &CostReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}",
-        fit(format!(
+    let head = [
+        format!(
             "heddle-eval cost: {} queries of {}, top {}, under {} (callgrind)",
             r.per_query.len(),
             r.queries,
             r.k,
             r.valgrind
-        ))
-    );
-    let _ = writeln!(out, "{}", fit(format!("  binary {}", r.binary)));
-    let _ = writeln!(out, "{}", fit(format!("  index {}", r.index)));
-    let _ = writeln!(
-        out,
-        "{}",
-        fit(format!(
+        ),
+        format!("  binary {}", r.binary),
+        format!("  index {}", r.index),
+        format!(
             "  counted: each query's call only ({} warm-up queries first, not counted); \
              caches simulated {}; {:.0} s under callgrind",
             r.warmup, r.caches, r.wall_secs
-        ))
-    );
+        ),
+    ];
+    for line in head.iter().flat_map(|l| wrap(l)) {
+        let _ = writeln!(out, "{line}");
+    }
     let mut t = Table::new(&[
         "class",
         "queries",
