@@ -29,7 +29,7 @@ pub const USEARCH_VERSION: &str = "2.26.6";
 const USEARCH_FILE: &str = "index.usearch";
 
 /// An engine of the vector comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VectorEngine {
     Heddle,
