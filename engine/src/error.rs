@@ -146,7 +146,7 @@ pub enum Error {
 
     /// A deliberately injected failure (tests of crash safety).
     #[error("failpoint {0:?} triggered")]
-    Failpoint(crate::index::Failpoint),
+    Failpoint(crate::failpoint::Failpoint),
 
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

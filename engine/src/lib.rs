@@ -26,6 +26,7 @@ pub mod bench_support;
 mod directory;
 mod document;
 mod error;
+mod failpoint;
 mod field;
 pub mod fusion;
 #[doc(hidden)]

@@ -511,3 +511,34 @@ fn workers_wait_while_the_pause_file_exists() {
     let last = lines.last().unwrap();
     assert!(last.contains("9 / 9 (100.0%)"), "{last}");
 }
+
+/// One digit of one vector changed: every line still checks (JSON, a known id, the
+/// dimension, finite values), but the durable prefix's sha256 no longer matches the one
+/// recorded, and the cache is refused instead of served (issue 33).
+#[test]
+fn a_changed_digit_in_a_cached_vector_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = Input::Corpus(corpus(dir.path(), 6));
+    let cache = dir.path().join("cache");
+    let encoder = Counting::new();
+    let done = run(&encoder, &input, &cache, &options(1, 2), None).unwrap();
+    let mut bytes = std::fs::read(&done.vectors).unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let values = text.find("\"vector\":[").expect("a vector") + 10;
+    let at = values
+        + bytes[values..]
+            .iter()
+            .position(|b| (b'1'..=b'8').contains(b))
+            .expect("a digit");
+    bytes[at] += 1;
+    std::fs::write(&done.vectors, &bytes).unwrap();
+    let err = format!(
+        "{:#}",
+        run(&encoder, &input, &cache, &options(1, 2), None).unwrap_err()
+    );
+    assert!(
+        err.contains("sha256 differs") && err.contains("remove"),
+        "{err}"
+    );
+    assert_eq!(encoder.encoded(), 6, "nothing encoded over a changed cache");
+}

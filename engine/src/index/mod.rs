@@ -6,7 +6,6 @@
 //! pointer (visibility). Everything expensive happens before either.
 
 mod check;
-mod failpoint;
 mod gc;
 mod ids;
 mod manifest;
@@ -21,9 +20,9 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+pub use crate::failpoint::Failpoint;
 pub(crate) use check::vector_problems;
 pub use check::{CheckReport, check_index};
-pub use failpoint::Failpoint;
 pub use manifest::MANIFEST_FILE;
 pub(crate) use manifest::Manifest;
 pub use merge::MergeStats;

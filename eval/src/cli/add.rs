@@ -73,7 +73,6 @@ pub fn run(args: &AddArgs) -> anyhow::Result<()> {
         let doc = doc.map_err(|e| with_hint(e, args.max_doc_bytes))?;
         let id = doc.id.clone();
         let line = reader.line();
-        refuse_unusable_id(&path, line, &id)?;
         let doc = match vectors.as_mut() {
             None => doc,
             Some(vectors) => match vectors.take(&id)? {
@@ -132,19 +131,6 @@ pub(super) fn with_hint(e: BeirError, max_doc_bytes: usize) -> anyhow::Error {
             "{e}: more than a document of --max-doc-bytes {max_doc_bytes} can take as JSON"
         ),
         _ => e.into(),
-    }
-}
-
-/// Refuses a document id no TREC run could carry ([`crate::quality::run_id_problem`]):
-/// every search of the index would write it into `--run-out`, and `compare-runs`,
-/// `quality` and trec_eval would then misread that run.
-pub(super) fn refuse_unusable_id(path: &Path, line: u64, id: &str) -> anyhow::Result<()> {
-    match crate::quality::run_id_problem(id) {
-        Some(problem) => anyhow::bail!(
-            "{}:{line}: document {problem}; nothing was committed",
-            path.display()
-        ),
-        None => Ok(()),
     }
 }
 

@@ -301,7 +301,6 @@ fn build(
     let path = reader.path().to_path_buf();
     while let Some(doc) = reader.next() {
         let doc = doc.map_err(|e| super::add::with_hint(e, args.max_doc_bytes))?;
-        super::add::refuse_unusable_id(&path, reader.line(), &doc.id)?;
         let doc = match vectors.as_mut() {
             None => doc,
             Some(vectors) => match vectors.take(&doc.id)? {

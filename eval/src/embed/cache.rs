@@ -8,8 +8,9 @@
 //!     meta.json                    the full digests, counts and dimension (checked on open)
 //!     vectors.jsonl                {"_id","vector"} lines, appended a batch at a time, in the
 //!                                  order batches finished: itself a vectors file
-//!     done.json                    {"bytes", "vectors"}: how much of vectors.jsonl is
-//!                                  durable (replaced after each batch's fsync)
+//!     done.json                    {"bytes", "vectors", "sha256"}: how much of
+//!                                  vectors.jsonl is durable, and the digest of those
+//!                                  bytes (replaced after each batch's fsync)
 //!     lock                         held (flock) by the run filling the directory
 //! ```
 //!
@@ -19,7 +20,9 @@
 //! again, so no line is trusted unless the write that made it durable finished. Every
 //! line below the count is checked again when the cache is opened (JSON, an id of the
 //! input not seen before, the model's dimension, finite values), so a damaged cache is
-//! an error naming the file and line, never embeddings that silently belong to nothing.
+//! an error naming the file and line, never embeddings that silently belong to nothing;
+//! and the prefix's sha256 is compared with the one `done.json` recorded, so a changed
+//! digit in a vector (which every line check passes) is an error too, never served.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Write};
@@ -29,6 +32,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use heddle_corpus::beir::{VectorReader, write_vector_line};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::input::{Input, Survey, absolute};
 use crate::encoding::ModelIdentity;
@@ -50,10 +54,14 @@ struct Meta {
 }
 
 /// `done.json`: the durable prefix of `vectors.jsonl`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Done {
     bytes: u64,
     vectors: u64,
+    /// The prefix's sha256 (hex). Absent in caches written before it was recorded: those
+    /// are checked line by line only, and get one with their next batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sha256: Option<String>,
 }
 
 /// The default root: `$XDG_CACHE_HOME/heddle/embeddings` (when absolute), else
@@ -92,6 +100,8 @@ pub struct EmbeddingCache {
     vectors_path: PathBuf,
     vectors: File,
     done: Done,
+    /// The sha256 state after the durable prefix: each batch continues it.
+    digest: Sha256,
     /// Holds the flock; released when dropped (or the process ends, however it ends).
     _lock: File,
 }
@@ -172,13 +182,30 @@ impl EmbeddingCache {
                 .with_context(|| format!("cutting {} back", vectors_path.display()))?;
             vectors.sync_all()?;
         }
-        let (done_items, count) = check_lines(&vectors_path, &dir, survey, model.dim, done)?;
+        // Line by line first (an error naming the line), then the bytes as a whole.
+        let (done_items, count) =
+            check_lines(&vectors_path, &dir, survey, model.dim, done.clone())?;
+        let digest = digest_prefix(&vectors_path, done.bytes)?;
+        if let Some(recorded) = &done.sha256
+            && *recorded != hex(&digest.clone().finalize())
+        {
+            bail!(
+                "{}: its first {} bytes are not the bytes {} recorded (sha256 differs): the \
+                 cache was changed after it was written; {}",
+                vectors_path.display(),
+                done.bytes,
+                done_path.display(),
+                remedy(&dir)
+            );
+        }
+
         Ok((
             EmbeddingCache {
                 dir,
                 vectors_path,
                 vectors,
                 done,
+                digest,
                 _lock: lock,
             },
             Resumed {
@@ -223,14 +250,39 @@ impl EmbeddingCache {
         let context = || format!("appending to {}", self.vectors_path.display());
         self.vectors.write_all(&bytes).with_context(context)?;
         self.vectors.sync_data().with_context(context)?;
+        let mut digest = self.digest.clone();
+        digest.update(&bytes);
         let done = Done {
             bytes: self.done.bytes + bytes.len() as u64,
             vectors: self.done.vectors + batch.len() as u64,
+            sha256: Some(hex(&digest.clone().finalize())),
         };
         write_atomically(&self.dir.join("done.json"), &serde_json::to_vec(&done)?)?;
         self.done = done;
+        self.digest = digest;
         Ok(())
     }
+}
+
+/// The sha256 state after the first `len` bytes of `path`.
+fn digest_prefix(path: &Path, len: u64) -> anyhow::Result<Sha256> {
+    use std::io::Read;
+    let context = || format!("reading {}", path.display());
+    let file = File::open(path).with_context(context)?;
+    let mut digest = Sha256::new();
+    let mut reader = BufReader::with_capacity(1 << 16, file).take(len);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = reader.read(&mut buf).with_context(context)?;
+        if n == 0 {
+            return Ok(digest);
+        }
+        digest.update(&buf[..n]);
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What to do about a damaged cache.

@@ -30,8 +30,9 @@ impl RunEntry {
 /// Why `id` cannot be a column of a TREC run (or qrels) line, if it cannot: the format
 /// splits columns at whitespace and has no escape, so an id holding a space, tab or
 /// newline would shift every column after it, and a control character (NUL among them)
-/// is no id another tool reads back. `index` and `add` refuse such ids, and a run is
-/// never written with one.
+/// is no id another tool reads back. An index may hold such ids (every command keeps an
+/// id's exact bytes), but a run is never written with one: the whole run is refused,
+/// naming the id, before its first line.
 pub fn run_id_problem(id: &str) -> Option<String> {
     let bad = id.chars().find(|c| c.is_whitespace() || c.is_control())?;
     Some(format!(

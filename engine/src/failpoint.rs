@@ -1,8 +1,10 @@
 //! Named steps of a commit or merge at which a test can make the writer stop, as a
-//! crash there would.
+//! crash there would. A leaf module at the crate's root (re-exported as
+//! `index::Failpoint`): the error type names it, and taking it from `index/` tied the
+//! error type, and so every module, into one import circle with the index.
 
-/// A step of publishing a new segment (by [`super::IndexWriter::commit`] or a merge).
-/// When armed with [`super::IndexWriter::fail_at`], the operation returns
+/// A step of publishing a new segment (by [`crate::IndexWriter::commit`] or a merge).
+/// When armed with [`crate::IndexWriter::fail_at`], the operation returns
 /// [`crate::Error::Failpoint`] right after that step, leaving the disk exactly as a crash
 /// there would.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
