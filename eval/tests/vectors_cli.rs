@@ -114,14 +114,33 @@ fn index_with_vectors_in_any_order_finds_each_documents_own_vector_first() {
 #[test]
 fn vectors_ride_with_their_documents_through_the_memory_budget() {
     // 600 documents × 1,024 dimensions: 2.4 MiB of vectors in a 1 MiB budget, so the
-    // writer flushes several segments, each with its rows.
+    // writer flushes several segments, each with its rows; a vector index is then merged
+    // into one (its graph, if it is large enough for one, built once).
     let f = Fixture::new(600);
     let ids: Vec<usize> = (0..600).collect();
     let vectors = f.write("vectors.jsonl", &vector_lines(&ids, 1024));
     let out = ok(&strs(&f.index_args(&vectors, &["--memory-mb", "1"])));
+    let committed: usize = out
+        .split(" segments committed at once")
+        .next()
+        .and_then(|before| before.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(committed >= 3, "{committed} segments committed: {out}");
     let segments = Index::open(f.root.join("idx")).unwrap().segments().len();
-    assert!(segments >= 3, "{segments} segments: {out}");
+    assert_eq!(segments, 1, "{out}");
+    assert!(out.contains("merged to 1 segment"), "{out}");
     assert_each_finds_itself(&f.root.join("idx"), 600, 1024);
+
+    // With --merge-to the budget's segments stay as asked.
+    let kept = Fixture::new(600);
+    let vectors = kept.write("vectors.jsonl", &vector_lines(&ids, 1024));
+    let out = ok(&strs(
+        &kept.index_args(&vectors, &["--memory-mb", "1", "--merge-to", "3"]),
+    ));
+    let segments = Index::open(kept.root.join("idx")).unwrap().segments().len();
+    assert!((2..=3).contains(&segments), "{segments} segments: {out}");
+    assert_each_finds_itself(&kept.root.join("idx"), 600, 1024);
 }
 
 #[test]
