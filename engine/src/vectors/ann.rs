@@ -169,7 +169,18 @@ impl Segment<'_> {
     /// `query · row(doc)`, an error if the row holds a value that is not a number.
     #[inline]
     fn score(&self, query: &[f32], doc: u32, stats: &mut VectorSearchStats) -> Result<Scored> {
-        let row = self.row(doc)?;
+        self.score_row(query, doc, self.row(doc)?, stats)
+    }
+
+    /// `query · row`, `row` being document `doc`'s.
+    #[inline]
+    fn score_row(
+        &self,
+        query: &[f32],
+        doc: u32,
+        row: &[u8],
+        stats: &mut VectorSearchStats,
+    ) -> Result<Scored> {
         stats.rows_scored += 1;
         let mut score = super::dot::dot(query, row);
         if !score.is_finite() {
@@ -216,8 +227,10 @@ impl Segment<'_> {
         if !(self.deleted)(nearest.doc) {
             kept.push(std::cmp::Reverse(nearest));
         }
-        // The unvisited neighbours of the document being expanded (at most 2m ≤ 256).
-        let mut fresh = [0u32; 2 * super::graph::MAX_M as usize];
+        // The unvisited neighbours of the document being expanded (at most 2m ≤ 256),
+        // with their rows, fetched once: prefetched, then scored.
+        let mut fresh: [(u32, &[u8]); 2 * super::graph::MAX_M as usize] =
+            [(0, &[]); 2 * super::graph::MAX_M as usize];
         while let Some(c) = candidates.pop() {
             if kept.len() >= ef && kept.peek().is_some_and(|w| c < w.0) {
                 break;
@@ -225,13 +238,14 @@ impl Segment<'_> {
             let mut count = 0;
             for n in layers.neighbours(0, c.doc).iter() {
                 if visited.insert(n) && count < fresh.len() {
-                    super::dot::prefetch(self.row(n)?);
-                    fresh[count] = n;
+                    let row = self.row(n)?;
+                    super::dot::prefetch(row);
+                    fresh[count] = (n, row);
                     count += 1;
                 }
             }
-            for &n in &fresh[..count] {
-                let s = self.score(query, n, stats)?;
+            for &(n, row) in &fresh[..count] {
+                let s = self.score_row(query, n, row, stats)?;
                 if kept.len() < ef || kept.peek().is_some_and(|w| s > w.0) {
                     // A deleted document is a way through, never a hit.
                     candidates.push(s);
