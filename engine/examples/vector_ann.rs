@@ -21,7 +21,12 @@
 //!   --ef LIST           efforts to measure, each a candidate count or `all` (exhaustive;
 //!                       default 10,16,24,32,48,64,96,128,192,256)
 //!   --segments S        commits the vectors are added in (default 2), then merged into one
+//!   --sizes LIST        commit these many vectors in turn instead (the rest in one last
+//!                       commit), e.g. 120000,30000,8000
 //!   --keep-segments     search the segments as committed, without the merge
+//!   --policy            merge in the background by the default merge policy while
+//!                       committing, as `heddle-eval add` does, and search the segments it
+//!                       leaves (implies --keep-segments)
 //!   --min-docs M        GraphSettings::min_docs (default heddle's)
 //!   --m M               GraphSettings::m (default heddle's)
 //!   --ef-construction E GraphSettings::ef_construction (default heddle's)
@@ -52,7 +57,9 @@ struct Options {
     k: usize,
     efforts: Vec<SearchEffort>,
     segments: usize,
+    sizes: Vec<usize>,
     keep_segments: bool,
+    policy: bool,
     graph: GraphSettings,
 }
 
@@ -73,13 +80,16 @@ fn parse() -> Result<Options, String> {
             .map(SearchEffort::Candidates)
             .to_vec(),
         segments: 2,
+        sizes: Vec::new(),
         keep_segments: false,
+        policy: false,
         graph: GraphSettings::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
-        if flag == "--keep-segments" {
+        if flag == "--keep-segments" || flag == "--policy" {
             o.keep_segments = true;
+            o.policy |= flag == "--policy";
             continue;
         }
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -97,6 +107,9 @@ fn parse() -> Result<Options, String> {
             "--exact-passes" => o.exact_passes = number(&value)?.max(1),
             "--k" => o.k = number(&value)?,
             "--segments" => o.segments = number(&value)?.max(1),
+            "--sizes" => {
+                o.sizes = value.split(',').map(number).collect::<Result<_, _>>()?;
+            }
             "--min-docs" => o.graph.min_docs = value.parse().map_err(|e| format!("{flag}: {e}"))?,
             "--m" => o.graph.m = value.parse().map_err(|e| format!("{flag}: {e}"))?,
             "--ef-construction" => {
@@ -280,6 +293,31 @@ fn recall(exact: &[Vec<Hit>], found: &[Vec<Hit>]) -> f64 {
     per_query.sum::<f64>() / exact.len() as f64
 }
 
+/// How many vectors each commit adds: `sizes` in turn (clipped to what there is) and the
+/// rest in one more, or else `n` split evenly over `segments`.
+fn commit_sizes(n: usize, segments: usize, sizes: &[usize]) -> Vec<usize> {
+    if sizes.is_empty() {
+        let per_commit = n.div_ceil(segments).max(1);
+        return (0..n)
+            .step_by(per_commit)
+            .map(|s| per_commit.min(n - s))
+            .collect();
+    }
+    let mut left = n;
+    let mut out = Vec::new();
+    for &size in sizes {
+        let size = size.min(left);
+        if size > 0 {
+            out.push(size);
+        }
+        left -= size;
+    }
+    if left > 0 {
+        out.push(left);
+    }
+    out
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let o = parse()?;
     let (docs, queries): (Vec<Embedding>, Vec<Vec<f32>>) = match &o.embeddings {
@@ -341,15 +379,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let index = Index::create(dir.path(), settings)?;
     let mut writer = index.writer()?;
-    writer.set_background_merges(false);
+    writer.set_background_merges(o.policy);
     writer.set_graph(o.graph)?;
     let started = Instant::now();
-    let per_commit = docs.len().div_ceil(o.segments).max(1);
-    for chunk in docs.chunks(per_commit) {
+    let commits = commit_sizes(docs.len(), o.segments, &o.sizes);
+    let mut rest = &docs[..];
+    for &size in &commits {
+        let (chunk, after) = rest.split_at(size);
+        rest = after;
         for (id, v) in chunk {
             writer.add(Document::new(id.clone(), "", "").with_vector(v.clone()))?;
         }
         writer.commit()?;
+    }
+    if o.policy {
+        writer.wait_for_merges()?;
     }
     let shape = |index: &Index| -> Vec<String> {
         index
@@ -362,9 +406,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect()
     };
     println!(
-        "indexed in {:.1} s ({} commits, graphs built on {} threads, dot product {}): {}",
+        "indexed in {:.1} s ({} commits{}, graphs built on {} threads, dot product {}): {}",
         started.elapsed().as_secs_f64(),
-        o.segments,
+        commits.len(),
+        if o.policy {
+            ", merged by the default policy"
+        } else {
+            ""
+        },
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         heddle::dot_kernel(),
         shape(&index).join("; ")
@@ -389,30 +438,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queries.len() * o.exact_passes
     );
     println!(
-        "{:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
-        "ef", "recall@10", "median", "p99", "walked", "rows/query"
+        "{:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}",
+        "ef", "recall@10", "median", "p99", "walked", "rewalked", "rows/query"
     );
     let (exact, times) = timed(&queries, o.exact_passes, |q| {
         searcher.search_vector_exact(q, k).expect("exact search")
     });
     println!(
-        "{:>10} {:>10.4} {:>10} {:>10} {:>10} {:>11}",
+        "{:>10} {:>10.4} {:>10} {:>10} {:>10} {:>9} {:>11}",
         "exact",
         1.0,
         ms(quantile(&times, 0.5)),
         ms(quantile(&times, 0.99)),
         "-",
+        "-",
         index.num_docs()
     );
     for &effort in &o.efforts {
         let opts = VectorSearchOptions { k, effort };
-        let (mut rows, mut walked) = (0u64, 0u64);
+        let (mut rows, mut walked, mut rewalked) = (0u64, 0u64, 0u64);
         let (found, times) = timed(&queries, o.passes, |q| {
             let (hits, stats) = searcher
                 .search_vector_with_stats(q, &opts)
                 .expect("approximate search");
             rows += stats.rows_scored;
             walked += stats.segments_walked as u64;
+            rewalked += stats.rewalks as u64;
             hits
         });
         let label = match effort {
@@ -421,12 +472,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let searches = ((1 + o.passes) * queries.len()) as f64;
         println!(
-            "{:>10} {:>10.4} {:>10} {:>10} {:>10.1} {:>11.0}",
+            "{:>10} {:>10.4} {:>10} {:>10} {:>10.1} {:>9.2} {:>11.0}",
             label,
             recall(&exact, &found),
             ms(quantile(&times, 0.5)),
             ms(quantile(&times, 0.99)),
             walked as f64 / searches,
+            rewalked as f64 / searches,
             rows as f64 / searches
         );
     }

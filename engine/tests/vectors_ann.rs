@@ -753,3 +753,65 @@ fn one_dimension_finds_the_exact_answer() {
         assert_eq!(exactly(&hits), exactly(&exact), "query {q:?}");
     }
 }
+
+/// A segment is first walked for its likely share of the top k (by its size); when all
+/// of those rank in the merged top k it may hold more, and is walked again for all k.
+/// Here every true neighbour of the query sits in the small second segment (a topic
+/// added in one batch), which is first asked for 6 of 10: without the second walk at
+/// most 6 of the 10 hits could come from it.
+#[test]
+fn neighbours_gathered_in_a_small_segment_are_all_found_by_a_second_walk() {
+    let dim = 32;
+    let dir = tempfile::tempdir().unwrap();
+    let query = unit_vector(99, dim);
+    let mixture = Mixture::new(50, dim, 1.2, 3);
+    let mut vectors: Vec<Vec<f32>> = (0..3000).map(|i| mixture.vector(i)).collect();
+    // 600 near-copies of the query: each scores above 0.99, every mixture vector far less.
+    vectors.extend((0..600u64).map(|i| {
+        let noise = unit_vector(1_000 + i, dim);
+        let v: Vec<f32> = query
+            .iter()
+            .zip(&noise)
+            .map(|(q, n)| q + 0.05 * n)
+            .collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / norm).collect()
+    }));
+    let settings = IndexSettings {
+        vector_dim: Some(dim),
+        ..Default::default()
+    };
+    let index = Index::create(dir.path(), settings).unwrap();
+    let mut w = index.writer().unwrap();
+    w.set_background_merges(false);
+    w.set_graph(graph(500)).unwrap();
+    for (i, v) in vectors.iter().enumerate() {
+        w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
+            .unwrap();
+        if i + 1 == 3000 || i + 1 == vectors.len() {
+            w.commit().unwrap();
+        }
+    }
+    let sizes: Vec<u32> = index.segments().iter().map(|s| s.doc_count).collect();
+    assert_eq!(sizes, [3000, 600]);
+    assert!(index.segments().iter().all(|s| s.vector_graph));
+
+    let exact10 = exact(&index, std::slice::from_ref(&query), 10);
+    assert!(
+        exact10[0].iter().all(|h| h.doc >= 3000),
+        "the set-up: {exact10:?}"
+    );
+    let (hits, stats) = index
+        .searcher()
+        .search_vector_with_stats(&query, &opts(10, 10))
+        .unwrap();
+    assert_eq!(stats.segments_walked, 2, "{stats:?}");
+    assert_eq!(
+        stats.rewalks, 1,
+        "the small segment is walked again: {stats:?}"
+    );
+    let from_small = hits.iter().filter(|h| h.doc >= 3000).count();
+    assert_eq!(from_small, 10, "{hits:?}");
+    let recall = mean_recall(&exact10, &[hits]);
+    assert!(recall >= 0.9, "recall@10 {recall}");
+}

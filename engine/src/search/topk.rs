@@ -33,6 +33,7 @@ impl PartialOrd for Worst {
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct TopK {
     k: usize,
     heap: BinaryHeap<Worst>,

@@ -93,10 +93,21 @@ pub struct VectorSearchStats {
     pub segments_scanned: usize,
     /// Document rows scored (deleted ones included), over all segments.
     pub rows_scored: u64,
+    /// Segments walked a second time because every hit of the first walk, asked for the
+    /// segment's share of the top k, ranked in the merged top k (their rows are in
+    /// `rows_scored`; the segments are counted once in `segments_walked`).
+    pub rewalks: usize,
 }
 
 /// The approximate top `k` of `snapshot` for `query` (checked against the index's
 /// dimension), with `effort` in each segment.
+///
+/// Segments share the work: a segment holding a fraction `p` of the live documents is
+/// first walked for its likely share of the top `k` ([`share`]), with `ef` scaled by the
+/// same ratio, because a walk's cost is mostly the path to the query's neighbourhood and
+/// its beam, not the hits it returns. A segment whose every hit then ranks in the merged
+/// top `k` may hold more, and is walked again as a lone segment would be (`ef`, `k`):
+/// so a query whose neighbours cluster in one segment loses nothing but time.
 pub(crate) fn top_k(
     snapshot: &Snapshot,
     query: &[f32],
@@ -106,43 +117,154 @@ pub(crate) fn top_k(
     effort.check()?;
     let mut top = TopK::new(k);
     let mut stats = VectorSearchStats::default();
+    if k == 0 {
+        return Ok((top, stats));
+    }
+    let total_live: u64 = (snapshot.segments().iter())
+        .map(|s| u64::from(s.reader.meta().live_docs()))
+        .sum();
+    let mut walks: Vec<Walk> = Vec::new();
     for (s, live) in snapshot.segments().iter().enumerate() {
         let meta = live.reader.meta();
         let vectors = live.reader.vectors().ok_or_else(|| {
             Error::InvalidArgument(format!("segment {} holds no vectors", meta.name))
         })?;
-        let live_docs = meta.live_docs() as usize;
-        if live_docs == 0 || k == 0 {
+        let live_docs = meta.live_docs();
+        if live_docs == 0 {
             continue;
         }
-        let base = snapshot.doc_base(s);
+        let want = k.min(live_docs as usize);
         let rows = vectors.rows()?;
-        let want = k.min(live_docs);
-        if let (Some(graph), SearchEffort::Candidates(ef)) = (live.reader.graph(), effort) {
-            let layers = graph.layers()?;
+        if let (Some(_), SearchEffort::Candidates(ef)) = (live.reader.graph(), effort) {
             check_query_dim(rows.dim(), query, vectors.path())?;
-            let segment = Segment {
-                rows,
-                path: vectors.path(),
-                deleted: &|doc| live.is_deleted(doc),
-            };
-            let found = with_visited(|visited| {
-                segment.walk(layers, query, ef.max(want), visited, &mut stats)
-            })?;
+            let asked = share(k, u64::from(live_docs), total_live).min(want);
+            let beam = (ef * asked).div_ceil(k).max(asked);
+            let found = walk_segment(snapshot, s, query, beam, &mut stats)?;
             stats.segments_walked += 1;
-            if found.len() >= want {
-                for s in found {
-                    top.push(f64::from(s.score), base + u64::from(s.doc));
-                }
+            if found.len() >= asked {
+                walks.push(Walk {
+                    segment: s,
+                    asked,
+                    want,
+                    ef,
+                    found,
+                });
                 continue;
             }
         }
-        let deleted = |doc| live.is_deleted(doc);
-        scan(rows, query, base, deleted, &mut top, vectors.path())?;
-        stats.segments_scanned += 1;
-        stats.rows_scored += rows.len() as u64;
+        scan_segment(snapshot, s, query, &mut top, &mut stats)?;
+    }
+    // The merged top k's worst score, had every walk been enough.
+    let mut merged = top.clone();
+    for w in &walks {
+        let base = snapshot.doc_base(w.segment);
+        for hit in &w.found {
+            merged.push(f64::from(hit.score), base + u64::from(hit.doc));
+        }
+    }
+    let floor = merged.threshold();
+    for w in &mut walks {
+        let competitive = match floor {
+            None => w.found.len(),
+            Some(floor) => w
+                .found
+                .iter()
+                .filter(|h| f64::from(h.score) >= floor)
+                .count(),
+        };
+        if w.asked < w.want && competitive >= w.asked {
+            let found = walk_segment(snapshot, w.segment, query, w.ef.max(w.want), &mut stats)?;
+            stats.rewalks += 1;
+            if found.len() >= w.want {
+                w.found = found;
+            } else {
+                scan_segment(snapshot, w.segment, query, &mut top, &mut stats)?;
+                w.found.clear();
+            }
+        }
+        let base = snapshot.doc_base(w.segment);
+        for hit in &w.found {
+            top.push(f64::from(hit.score), base + u64::from(hit.doc));
+        }
     }
     Ok((top, stats))
+}
+
+/// How many hits a walk of a segment holding `live` of the `total` live documents is
+/// first asked for: its expected share of the top `k`, `k·p`, plus three standard
+/// deviations of that share (binomial, `√(k·p·(1−p))`), at least one and at most `k`.
+/// Three deviations make a second walk rare where documents were spread over segments
+/// at random; where they were not (a topic added in one batch), the second walk repairs it.
+fn share(k: usize, live: u64, total: u64) -> usize {
+    if total == 0 || live >= total {
+        return k;
+    }
+    let p = live as f64 / total as f64;
+    let mean = k as f64 * p;
+    let spread = (mean * (1.0 - p)).sqrt();
+    ((mean + SHARE_MARGIN * spread).ceil() as usize).clamp(1, k)
+}
+
+/// Standard deviations of margin in [`share`].
+const SHARE_MARGIN: f64 = 3.0;
+
+/// One segment's walk, kept until the merged top k is known.
+struct Walk {
+    segment: usize,
+    /// Hits the walk was asked for ([`share`]); `want` is the segment's full due.
+    asked: usize,
+    want: usize,
+    ef: usize,
+    /// Its best live documents, best first, at least `asked` of them.
+    found: Vec<Scored>,
+}
+
+/// Every live document of segment `s` into `top`, scored exactly.
+fn scan_segment(
+    snapshot: &Snapshot,
+    s: usize,
+    query: &[f32],
+    top: &mut TopK,
+    stats: &mut VectorSearchStats,
+) -> Result<()> {
+    let live = &snapshot.segments()[s];
+    let Some(vectors) = live.reader.vectors() else {
+        return Ok(());
+    };
+    let rows = vectors.rows()?;
+    let deleted = |doc| live.is_deleted(doc);
+    scan(
+        rows,
+        query,
+        snapshot.doc_base(s),
+        deleted,
+        top,
+        vectors.path(),
+    )?;
+    stats.segments_scanned += 1;
+    stats.rows_scored += rows.len() as u64;
+    Ok(())
+}
+
+/// The best `ef` live documents of segment `s` by a walk of its graph.
+fn walk_segment(
+    snapshot: &Snapshot,
+    s: usize,
+    query: &[f32],
+    ef: usize,
+    stats: &mut VectorSearchStats,
+) -> Result<Vec<Scored>> {
+    let live = &snapshot.segments()[s];
+    let (Some(vectors), Some(graph)) = (live.reader.vectors(), live.reader.graph()) else {
+        return Ok(Vec::new());
+    };
+    let layers = graph.layers()?;
+    let segment = Segment {
+        rows: vectors.rows()?,
+        path: vectors.path(),
+        deleted: &|doc| live.is_deleted(doc),
+    };
+    with_visited(|visited| segment.walk(layers, query, ef, visited, stats))
 }
 
 /// One segment being walked.
@@ -267,6 +389,22 @@ impl Segment<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_segments_share_is_its_expected_part_of_k_with_a_margin_within_one_and_k() {
+        // A lone segment, or one holding everything, is asked for all k.
+        assert_eq!(share(10, 100, 100), 10);
+        assert_eq!(share(10, 5, 0), 10);
+        // A quarter: 2.5 expected, deviation √(2.5 · 0.75) ≈ 1.37, so 2.5 + 4.1 → 7.
+        assert_eq!(share(10, 25, 100), 7);
+        // A sliver still gets one; a half gets the whole k (5 + 3 · 1.58 > 10).
+        assert_eq!(share(10, 1, 1_000_000), 1);
+        assert_eq!(share(10, 50, 100), 10);
+        // More documents never ask for fewer hits.
+        let asked: Vec<usize> = (0..=100).map(|live| share(100, live, 100)).collect();
+        assert!(asked.windows(2).all(|w| w[0] <= w[1]), "{asked:?}");
+        assert!(asked.iter().all(|&a| (1..=100).contains(&a)));
+    }
 
     #[test]
     fn the_default_effort_and_its_bounds() {
