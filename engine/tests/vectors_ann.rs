@@ -815,3 +815,66 @@ fn neighbours_gathered_in_a_small_segment_are_all_found_by_a_second_walk() {
     let recall = mean_recall(&exact10, &[hits]);
     assert!(recall >= 0.9, "recall@10 {recall}");
 }
+
+/// A merge whose first segment has a graph and loses no document keeps that graph's
+/// links and links in only the other segments' documents; one that drops a document of
+/// it (ids shift), or builds with another `m`, builds the graph whole. Either way the
+/// merged graph finds what exact search does, and the index checks clean.
+#[test]
+fn a_merge_keeps_the_first_segments_graph_when_its_ids_and_m_stand() {
+    let (vectors, queries) = mixture_vectors(3600, 32, 11);
+    for case in ["kept", "a delete in the first", "another m"] {
+        let dir = tempfile::tempdir().unwrap();
+        // Segments of 3,000 and 600 documents, both with graphs.
+        let settings = IndexSettings {
+            vector_dim: Some(32),
+            ..Default::default()
+        };
+        let index = Index::create(dir.path(), settings).unwrap();
+        let mut w = index.writer().unwrap();
+        w.set_background_merges(false);
+        w.set_graph(graph(500)).unwrap();
+        for (i, v) in vectors.iter().enumerate() {
+            w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
+                .unwrap();
+            if i + 1 == 3000 || i + 1 == vectors.len() {
+                w.commit().unwrap();
+            }
+        }
+        assert!(index.segments().iter().all(|s| s.vector_graph));
+        match case {
+            "a delete in the first" => {
+                w.delete("v17");
+                w.commit().unwrap();
+            }
+            "another m" => w
+                .set_graph(GraphSettings {
+                    m: 12,
+                    ..graph(500)
+                })
+                .unwrap(),
+            _ => {}
+        }
+        let merged = w.merge(1).unwrap().expect("two segments merge into one");
+        let expected = if case == "kept" { 3000 } else { 0 };
+        assert_eq!(merged.graph_reused, expected, "{case}");
+        w.collect_garbage().unwrap();
+        let segments = index.segments();
+        assert_eq!(segments.len(), 1);
+        assert!(segments[0].vector_graph);
+        let exact10 = exact(&index, &queries, 10);
+        let (found, stats) = approximate(&index, &queries, 10, SearchEffort::default());
+        assert_eq!(stats.segments_walked, queries.len());
+        let recall = mean_recall(&exact10, &found);
+        assert!(recall >= 0.95, "recall@10 {recall}, {case}");
+        assert_scored_exactly(&found, &exact_scores(&index, &queries), case);
+        // Every document, the ones linked in included, has neighbours on layer 0.
+        let bodies = graph_bodies(dir.path());
+        assert_eq!(bodies.len(), 1, "{case}");
+        let g = Layout::parse(&bodies[0]);
+        assert_eq!(g.docs, index.num_docs() as usize);
+        assert!((0..g.docs).all(|slot| !g.neighbours(&bodies[0], 0, slot).is_empty()));
+        drop(w);
+        assert!(check_index(dir.path()).is_ok(), "{case}");
+    }
+}

@@ -30,6 +30,10 @@ pub struct MergeStats {
     pub generation: u64,
     pub build: Duration,
     pub total: Duration,
+    /// Documents of the first merged segment whose vector graph links were kept (it had
+    /// a graph, lost no document and keeps its ids), so only the others were linked in;
+    /// 0 when the graph was built whole, or none was.
+    pub graph_reused: u32,
 }
 
 /// Merges the run `choose` picks from the published segments' live sizes, if any.
@@ -106,6 +110,7 @@ fn merge_and_publish(
     let dir = shared.dir.as_path();
     let merged = merge_segments(dir, name, &sources, fields, settings)?;
     let build = merged.elapsed;
+    let graph_reused = merged.graph_reused;
     drop(sources);
     drop(snapshot);
     let source_names: Vec<String> = run.iter().map(|s| s.reader.meta().name.clone()).collect();
@@ -210,5 +215,6 @@ fn merge_and_publish(
         generation: st.manifest.generation,
         build,
         total: started.elapsed(),
+        graph_reused,
     })
 }

@@ -42,6 +42,8 @@ pub(crate) struct Merged {
     pub meta: SegmentMeta,
     pub files: Vec<PathBuf>,
     pub doc_maps: Vec<Vec<u32>>,
+    /// Documents whose graph links were kept from the first source's graph.
+    pub graph_reused: u32,
     pub elapsed: Duration,
 }
 
@@ -171,14 +173,17 @@ pub(crate) fn merge_segments(
     write_sealed(&lengths_path, &lengths.body())?;
 
     let mut vector_graph = false;
+    let mut graph_reused = 0;
     if let Some(dim) = vector_dim {
         let vectors_path = path_of(SegmentComponent::Vectors);
         created.0.push(vectors_path.clone());
         let mut vectors = SealedFileWriter::create(&vectors_path)?;
         crate::vectors::write_merged_vectors(sources, &doc_maps, dim, &mut vectors)?;
         vectors.finish()?;
-        // Rebuilt from the merged rows, read back from the file just written: the
-        // sources' graphs link other documents under other ids.
+        // Built from the merged rows, read back from the file just written. The first
+        // source's documents keep their ids when none of them is dropped, so its graph
+        // (if it has a sound one) is kept and only the others' documents are linked in;
+        // the later sources' graphs link other documents under other ids.
         if settings.graph.wants(next) {
             let graph_path = path_of(SegmentComponent::VectorGraph);
             created.0.push(graph_path.clone());
@@ -190,11 +195,16 @@ pub(crate) fn merge_segments(
                 }
             };
             progress(0, u64::from(next));
-            crate::vectors::write_merged_graph(
+            let first = sources.first().filter(|_| keeps_ids(&doc_maps[0]));
+            let seed = first
+                .and_then(|s| s.reader.graph())
+                .and_then(|graph| graph.layers().ok());
+            graph_reused = crate::vectors::write_merged_graph(
                 &vectors_path,
                 next,
                 dim,
                 &settings.graph,
+                seed,
                 &mut out,
                 &progress,
             )?;
@@ -217,8 +227,18 @@ pub(crate) fn merge_segments(
         },
         files,
         doc_maps,
+        graph_reused,
         elapsed: started.elapsed(),
     })
+}
+
+/// Whether a source's documents keep their ids in the merged segment: none dropped, and
+/// the source first (its map is then the identity).
+fn keeps_ids(doc_map: &[u32]) -> bool {
+    doc_map
+        .iter()
+        .enumerate()
+        .all(|(doc, &new)| new as usize == doc)
 }
 
 /// k-way merge of the sources' term dictionaries for one field.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::VectorTable;
 use super::file::VectorsFile;
-use super::graph::{body_len, write_graph};
+use super::graph::{GraphLayers, body_len, write_graph};
 use super::hnsw::{self, HnswParams};
 use crate::error::Result;
 use crate::segment::footer;
@@ -96,7 +96,7 @@ pub(crate) fn graph_body(
     let table = VectorTable::open(Path::new("new segment"), vectors, docs, dim)
         .expect("a vectors body just encoded is well formed");
     let rows = table.rows(vectors);
-    let built = hnsw::build(rows, settings.params(), progress);
+    let built = hnsw::build(rows, settings.params(), None, progress);
     let upper: Vec<usize> = built.layers[1..].iter().map(|l| l.nodes.len()).collect();
     let len = body_len(docs as usize, settings.m as usize, &upper);
     let mut body =
@@ -112,20 +112,24 @@ pub(crate) fn graph_body(
 /// Writes the graph of the merged segment's vectors file `vectors` (`docs` rows of `dim`
 /// values, just written) to `out`, on rayon's current pool, reading the rows back in
 /// place from the file (verified once): the merge holds no row, only the graph's links.
+/// `seed` is the graph of the merge's first source when its documents keep their ids
+/// (see [`hnsw::build`]); returns how many documents kept their links from it.
 pub(crate) fn write_merged_graph(
     vectors: &Path,
     docs: u32,
     dim: u32,
     settings: &GraphSettings,
+    seed: Option<GraphLayers<'_>>,
     out: &mut SealedFileWriter,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<()> {
+) -> Result<u32> {
     let file = VectorsFile::open(vectors, docs, dim)?;
     let rows = file.rows()?;
-    let built = hnsw::build(rows, settings.params(), progress);
+    let built = hnsw::build(rows, settings.params(), seed, progress);
     write_graph(docs, dim, settings.m, built.entry, &built.layers, |b| {
         out.write(b)
-    })
+    })?;
+    Ok(built.reused as u32)
 }
 
 #[cfg(test)]

@@ -324,6 +324,24 @@ impl<'a> GraphLayers<'a> {
         self.entry
     }
 
+    /// Documents on layer 0 (all of the segment's).
+    pub(crate) fn docs(&self) -> usize {
+        self.docs
+    }
+
+    /// The `m` the graph was built with (`2m` links a document on layer 0).
+    pub(crate) fn m(&self) -> usize {
+        self.m
+    }
+
+    /// Documents on layer `l` (0 if there is no such layer).
+    pub(crate) fn nodes_on(&self, l: usize) -> usize {
+        match l {
+            0 => self.docs,
+            _ => self.upper.get(l - 1).map_or(0, |u| u.ids.len() / 4),
+        }
+    }
+
     /// Documents on layer `l` and the most neighbours each may have there.
     fn layer_size(&self, l: usize) -> (usize, usize) {
         match l {

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use super::dot::{dot, dot_rows, prefetch};
 use super::file::Rows;
-use super::graph::{LayerLinks, MAX_LAYERS};
+use super::graph::{GraphLayers, LayerLinks, MAX_LAYERS};
 use super::visited::{Visited, with_visited};
 
 /// How a graph is built.
@@ -44,6 +44,8 @@ pub(crate) struct BuiltGraph {
     pub layers: Vec<LayerLinks>,
     /// The most heap the build held (its adjacency lists), freed when the graph is.
     pub heap_bytes: usize,
+    /// Documents whose links were taken from a seed graph rather than searched for.
+    pub reused: usize,
 }
 
 /// Documents inserted one after another before the parallel insertion starts, so that
@@ -118,9 +120,17 @@ struct Builder<'a> {
 /// Builds the graph of `rows` (at least one) on rayon's current pool, calling
 /// `progress(done, total)` as documents are inserted (from build threads, every 1,024
 /// documents).
+///
+/// With a `seed` (the graph of a segment whose rows are the first of `rows`, under the
+/// same ids: a merge's first source with no document dropped), its documents keep their
+/// links and only the others are inserted, so a merge onto a large segment costs what
+/// the documents it adds do. A seed is used only if it was built with the same `m` and
+/// its layers are the ones [`layer_of`] gives its documents; otherwise it is ignored and
+/// the graph built whole.
 pub(crate) fn build(
     rows: Rows<'_>,
     params: HnswParams,
+    seed: Option<GraphLayers<'_>>,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> BuiltGraph {
     let docs = rows.len();
@@ -140,20 +150,33 @@ pub(crate) fn build(
         nodes,
         entry: Mutex::new((0, levels[0])),
     };
-    let done = AtomicU64::new(1);
+    let seed = seed.filter(|seed| seed_fits(seed, &levels, params.m));
+    let reused = seed
+        .as_ref()
+        .map_or(0, |seed| builder.take_seed(seed, &levels));
+    let done = AtomicU64::new(reused.max(1) as u64);
     let report = |n: usize| {
         let now = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
         if now % 1024 < n as u64 {
             progress(now, docs as u64);
         }
     };
-    let first = SEQUENTIAL_START.min(docs);
-    with_visited(|visited| {
-        for (doc, &level) in levels.iter().enumerate().take(first).skip(1) {
-            builder.insert(doc as u32, level, visited);
-            report(1);
+    let first = match reused {
+        0 => {
+            let first = SEQUENTIAL_START.min(docs);
+            with_visited(|visited| {
+                for (doc, &level) in levels.iter().enumerate().take(first).skip(1) {
+                    builder.insert(doc as u32, level, visited);
+                    report(1);
+                }
+            });
+            first
         }
-    });
+        reused => {
+            progress(reused as u64, docs as u64);
+            reused
+        }
+    };
     // Each thread's own visited marks (4 bytes a document), reused for every document
     // it inserts: one allocation a thread, not one a rayon task.
     (first..docs).into_par_iter().for_each(|doc| {
@@ -164,7 +187,24 @@ pub(crate) fn build(
     let mut built = builder.finish();
     // The marks, one array a thread, and the layers drawn for each document.
     built.heap_bytes += 4 * docs * rayon::current_num_threads() + 8 * docs;
+    built.reused = reused;
     built
+}
+
+/// Whether `seed` can start a build whose documents have `levels`: built with the same
+/// `m`, no larger than the build, its top layer the highest of its documents' levels and
+/// each of its layers holding exactly the documents whose level reaches it (a graph from
+/// an older layer rule, or one that only validates, is rebuilt instead).
+fn seed_fits(seed: &GraphLayers<'_>, levels: &[usize], m: usize) -> bool {
+    let docs = seed.docs();
+    if seed.m() != m || docs == 0 || docs > levels.len() {
+        return false;
+    }
+    let top = levels[..docs].iter().copied().max().unwrap_or(0);
+    if seed.len() != top + 1 || levels[seed.entry() as usize] != top {
+        return false;
+    }
+    (1..=top).all(|l| seed.nodes_on(l) == levels[..docs].iter().filter(|&&v| v >= l).count())
 }
 
 /// The most neighbours a document keeps on layer `l`.
@@ -181,6 +221,24 @@ impl Builder<'_> {
 
     fn score(&self, query: &[f32], doc: u32) -> f32 {
         sane(dot(query, self.row(doc)))
+    }
+
+    /// Gives the seed's documents their links from `seed` (checked by [`seed_fits`]),
+    /// each with its score, and the seed's entry point; returns how many documents.
+    fn take_seed(&self, seed: &GraphLayers<'_>, levels: &[usize]) -> usize {
+        let docs = seed.docs();
+        (0..docs).into_par_iter().for_each(|doc| {
+            let row = self.row(doc as u32);
+            for l in 0..=levels[doc] {
+                let mut list = self.nodes[doc].links[l].lock();
+                list.extend(seed.neighbours(l, doc as u32).iter().map(|n| Scored {
+                    score: sane(dot_rows(row, self.row(n))),
+                    doc: n,
+                }));
+            }
+        });
+        *self.entry.lock() = (seed.entry(), levels[seed.entry() as usize]);
+        docs
     }
 
     /// A copy of `doc`'s neighbours on layer `l`, taken under its lock.
@@ -374,6 +432,7 @@ impl Builder<'_> {
             entry,
             layers,
             heap_bytes,
+            reused: 0,
         }
     }
 }
