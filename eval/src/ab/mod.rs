@@ -334,7 +334,7 @@ fn calibrate(baseline: &Path, a: &AbArgs, workdir: &Path) -> anyhow::Result<f64>
         ..a.clone()
     });
     args.extend(["--fractions", "1", "--samples", "1", "--min-duration", "0"].map(String::from));
-    eprintln!("ab: calibrating the baseline to derive the rates");
+    crate::note!("ab: calibrating the baseline to derive the rates");
     let status = std::process::Command::new(baseline)
         .arg("bench")
         .args(&args)
@@ -482,7 +482,7 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
         joined,
     ]);
     let (cost, cost_note) = cost_run(a, &[baseline.binary.as_str(), candidate.binary.as_str()]);
-    eprintln!("ab: {cost_note}");
+    crate::note!("ab: {cost_note}");
     let mut runner = ProcessRunner {
         baseline: PathBuf::from(&baseline.binary),
         candidate: PathBuf::from(&candidate.binary),
@@ -515,18 +515,20 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
     };
     let _ = std::fs::remove_dir_all(&workdir);
 
+    // The files first: a standard output that cannot be written (a full disk) must not
+    // lose the report of a run of many minutes.
     let text = report::render(&report);
-    print!("{text}");
     if let Some(p) = &a.json {
         let mut json = serde_json::to_string_pretty(&report)?;
         json.push('\n');
         std::fs::write(p, json).with_context(|| format!("writing {}", p.display()))?;
-        eprintln!("ab: wrote {}", p.display());
+        crate::note!("ab: wrote {}", p.display());
     }
     if let Some(p) = &a.capture_into {
         let command: Vec<String> = std::env::args().collect();
         capture::capture_into(p, &format!("```text\n$ {}\n{text}```", command.join(" ")))?;
-        eprintln!("ab: captured into {}", p.display());
+        crate::note!("ab: captured into {}", p.display());
     }
+    crate::out!("{text}");
     Ok(report)
 }

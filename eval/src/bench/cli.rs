@@ -291,14 +291,20 @@ fn bm25(args: &BenchArgs) -> anyhow::Result<heddle::Bm25Params> {
 
 /// Runs the bench: opens and warms up each selected engine, calibrates if no rates were
 /// named, runs the ladder with the engines alternating rung by rung, prints the table
-/// on stdout and writes the JSON and SVG if asked. Progress goes to stderr.
+/// on stdout and writes the JSON and SVG if asked. Progress goes to stderr. Every file
+/// is written before anything is printed: a standard output that cannot be written (a
+/// full disk) fails the command without losing the measurement.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<BenchReport> {
     let report = measure(args, engines)?;
+    if let Some(path) = &args.html {
+        crate::html::bench_page(&report).write(path)?;
+        crate::note!("bench: wrote {}", path.display());
+    }
     if !report.sequential.is_empty() {
-        println!("{}", super::sequential::render(&report.sequential));
+        crate::outln!("{}", super::sequential::render(&report.sequential));
     }
     if let Some(r) = &report.per_query {
-        println!("{}", super::sequential::per_query::render(r));
+        crate::outln!("{}", super::sequential::per_query::render(r));
     }
     let table = render_table_as(
         &report,
@@ -308,11 +314,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
             Width::Narrow
         },
     );
-    print!("{table}");
-    if let Some(path) = &args.html {
-        crate::html::bench_page(&report).write(path)?;
-        eprintln!("bench: wrote {}", path.display());
-    }
+    crate::out!("{table}");
     Ok(report)
 }
 
@@ -362,7 +364,7 @@ pub fn measure(
     let warm_n = args.warmup.unwrap_or(queries.len().min(2_000) as u64);
     let mut warmups = Vec::new();
     for (name, backend, _) in &opened {
-        eprintln!(
+        crate::note!(
             "bench: {name}: warm-up, {}",
             crate::progress::plural(warm_n, "query")
         );
@@ -450,11 +452,11 @@ pub fn measure(
 
     if let Some(path) = &args.json {
         write_json(&report, path)?;
-        eprintln!("bench: wrote {}", path.display());
+        crate::note!("bench: wrote {}", path.display());
     }
     if let Some(path) = &args.svg {
         super::report::write_svg(&render_svg(&report), path)?;
-        eprintln!("bench: wrote {}", path.display());
+        crate::note!("bench: wrote {}", path.display());
     }
     Ok(report)
 }
@@ -478,7 +480,7 @@ fn sequential_pass(
     let engines: Vec<(&str, &dyn Backend)> =
         order.iter().map(|(n, b, _)| (n.as_str(), &**b)).collect();
     let passes = passes_for(args.sequential, queries.len());
-    eprintln!(
+    crate::note!(
         "bench: sequential pass: {} of {} per engine, alternating",
         crate::progress::plural(passes, "pass"),
         crate::progress::plural(queries.len() as u64, "query")

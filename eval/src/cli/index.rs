@@ -403,7 +403,7 @@ fn build(
             )
         })?;
         let graphs = index.segments().iter().filter(|s| s.vector_graph).count();
-        println!(
+        crate::outln!(
             "  merged to {} ({} with a vector graph) in {:.2} s",
             plural(index.segments().len() as u64, "segment"),
             graphs,

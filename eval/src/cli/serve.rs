@@ -118,7 +118,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         // signal at once.
         let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
         let mut int = signal(SignalKind::interrupt()).context("handling SIGINT")?;
-        println!(
+        // Whoever started the server reads its URL here: one that cannot be written
+        // (a full disk) is an error before the first request, not a panic.
+        crate::outln!(
             "heddle-eval serve: http://{addr}/{name} ({docs} documents, {} search threads); \
              stop with SIGTERM or ctrl-c",
             config.search_threads
@@ -128,7 +130,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 _ = term.recv() => "SIGTERM",
                 _ = int.recv() => "SIGINT",
             };
-            eprintln!(
+            crate::note!(
                 "heddle-eval serve: {which}: no new connections; finishing requests in flight"
             );
         };
@@ -138,6 +140,6 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     // on the blocking pool after the grace period: give it a second, then exit anyway.
     runtime.shutdown_timeout(Duration::from_secs(1));
     served?;
-    println!("heddle-eval serve: stopped");
+    crate::outln!("heddle-eval serve: stopped");
     Ok(())
 }

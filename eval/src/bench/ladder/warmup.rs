@@ -28,7 +28,7 @@ pub fn warm_up(backend: &dyn Backend, queries: &QueryCycle, n: u64, k: usize) ->
     for i in 0..n {
         if last_line.elapsed() >= PROGRESS_EVERY {
             last_line = Instant::now();
-            eprintln!("bench: warm-up {i}/{n} queries");
+            crate::note!("bench: warm-up {i}/{n} queries");
         }
         let t = Instant::now();
         let ok = backend.search(queries.get(i), k).is_ok();
