@@ -48,6 +48,7 @@ pub mod encoding;
 pub mod env;
 pub mod formats;
 pub mod html;
+pub mod output;
 pub mod progress;
 pub mod quality;
 pub mod serve;

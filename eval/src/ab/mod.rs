@@ -423,7 +423,7 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
     };
     // Every output is checked before a build or a run: they take minutes.
     if let Some(p) = &a.json {
-        crate::bench::report::check_writable(p, "--json")?;
+        crate::output::check_file(p, "--json")?;
     }
     if let Some(p) = &a.capture_into {
         let text = std::fs::read_to_string(p)

@@ -16,7 +16,7 @@ use super::queries::QueryCycle;
 use super::report::hgrm::write_rung;
 use super::report::{
     BenchReport, EngineRun, FORMAT_VERSION, LadderPlan, RungReport, Settings, WarmupReport, Width,
-    check_directory, check_writable, render_svg, render_table_as, summarise, write_json,
+    render_svg, render_table_as, summarise, write_json,
 };
 use super::sequential::per_query::{self, PerQueryReport};
 use super::sequential::{SequentialReport, passes_for, run_sequential};
@@ -593,17 +593,17 @@ fn environment_dir(args: &BenchArgs) -> PathBuf {
 /// Every output path is checked before the first rung: a run of many minutes must not
 /// end in "cannot write".
 fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
-    if let Some(p) = &args.json {
-        check_writable(p, "--json")?;
-    }
-    if let Some(p) = &args.svg {
-        check_writable(p, "--svg")?;
-    }
-    if let Some(p) = &args.html {
-        check_writable(p, "--html")?;
+    for (p, flag) in [
+        (&args.json, "--json"),
+        (&args.svg, "--svg"),
+        (&args.html, "--html"),
+    ] {
+        if let Some(p) = p {
+            crate::output::check_file(p, flag)?;
+        }
     }
     if let Some(d) = &args.hgrm {
-        check_directory(d, "--hgrm")?;
+        crate::output::check_dir(d, "--hgrm")?;
     }
     Ok(())
 }

@@ -59,6 +59,11 @@ pub fn run(args: &EmbedArgs) -> anyhow::Result<()> {
         anyhow::bail!("--batch must be at least 1");
     }
     crate::allocator::keep_freed_memory();
+    for (p, flag) in [(&args.out, "--out"), (&args.queries_out, "--queries-out")] {
+        if let Some(p) = p {
+            crate::output::check_file(p, flag)?;
+        }
+    }
     let root = match &args.cache {
         Some(dir) => dir.clone(),
         None => embed::default_cache_root()?,

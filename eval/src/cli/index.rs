@@ -166,6 +166,10 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     if existed && !target.is_dir() {
         bail!("{}: exists and is not a directory", args.index.display());
     }
+    if !existed {
+        // As every output: the directory is made, its parent must exist.
+        crate::output::check_parent(&target, "--index")?;
+    }
     let index = match Index::open(&target) {
         Ok(index) => index,
         Err(heddle::Error::NoIndex { .. }) => {

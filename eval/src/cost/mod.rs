@@ -195,7 +195,7 @@ pub fn run(a: &CostArgs) -> anyhow::Result<()> {
     // The query file is read now, so that a bad one fails before valgrind starts.
     probe::query_set(&a.queries, 1)?;
     if let Some(p) = &a.json {
-        crate::bench::report::check_writable(p, "--json")?;
+        crate::output::check_file(p, "--json")?;
     }
     let valgrind = callgrind::find_valgrind(a.valgrind.as_deref())?;
     let cache = a

@@ -54,7 +54,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         (&args.html, "--html"),
     ] {
         if let Some(p) = p {
-            crate::bench::report::check_writable(p, flag)?;
+            crate::output::check_file(p, flag)?;
         }
     }
     let queries = QueryCycle::load(&args.queries, args.seed)?;
@@ -512,12 +512,9 @@ pub fn default_scratch() -> PathBuf {
     std::env::temp_dir()
 }
 
-/// Writes the whole report as JSON, creating the file's directory and replacing the
-/// file atomically (a temporary file beside it, then a rename).
+/// Writes the whole report as JSON, replacing the file atomically (a temporary file
+/// beside it, then a rename). Its directory must exist ([`crate::output`]).
 pub fn write_json(report: &WritesReport, path: &std::path::Path) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
     let mut text = serde_json::to_string(report)?;
     text.push('\n');
     let tmp = path.with_file_name(format!(
