@@ -419,3 +419,40 @@ fn query_vector_runs_follow_vector_search() {
         );
     }
 }
+
+/// Every thread-count flag is bounded as `index --threads` is (1,024): a typo is refused
+/// by name before anything starts, in every command that takes one.
+#[test]
+fn every_thread_count_is_bounded() {
+    // Paths that do not exist: were a bound missing, each command would stop at once on
+    // them (and this test fail on its message) instead of serving or measuring.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let idx = missing.to_str().unwrap();
+    let q = idx;
+    let ladder = ["bench", "--index", idx, "--queries", &q, "--rates", "10"];
+    let writes = ["bench", "--writes", "--index", idx, "--queries", &q];
+    let ab = ["ab", "--baseline", "HEAD", "--index", idx, "--queries", &q];
+    let ab_writes = [&ab[..], &["--writes"]].concat();
+    let cases: [(&[&str], &str); 7] = [
+        (&["serve", "--index", idx], "--threads"),
+        (&ladder, "--threads"),
+        (&writes, "--commit-threads"),
+        (&["embed", "--queries", &q], "--threads"),
+        (&ab, "--threads"),
+        (&ab_writes, "--commit-threads"),
+        (&["add", "--index", idx, "--docs", &q], "--threads"),
+    ];
+    for (args, flag) in cases {
+        let args = [args, &[flag, "1025"]].concat();
+        let out = heddle_eval(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+        assert!(stderr.contains("1024"), "{args:?}: {stderr}");
+    }
+}

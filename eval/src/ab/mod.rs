@@ -90,8 +90,8 @@ pub struct AbArgs {
     #[arg(long, value_name = "N", default_value_t = 20_000, requires = "writes")]
     pub write_docs: usize,
 
-    /// Commit threads in the writes arm.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "writes")]
+    /// Commit threads in the writes arm (at most 1024).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "writes", value_parser = crate::cli::thread_count())]
     pub commit_threads: usize,
 
     /// Where the writes arm's runs copy the index [default: the system's temporary
@@ -107,8 +107,9 @@ pub struct AbArgs {
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub min_duration: f64,
 
-    /// Passed on to each run's bench: worker threads [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// Passed on to each run's bench: worker threads [default: the number of cores; at
+    /// most 1024].
+    #[arg(long, value_name = "N", value_parser = crate::cli::thread_count())]
     pub threads: Option<usize>,
 
     /// Passed on to each run's bench: the in-flight cap [default: 4 per worker].

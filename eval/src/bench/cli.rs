@@ -74,8 +74,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
     pub arrivals: Arrivals,
 
-    /// Worker threads executing requests [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// Worker threads executing requests [default: the number of cores; at most 1024].
+    #[arg(long, value_name = "N", value_parser = crate::cli::thread_count())]
     pub threads: Option<usize>,
 
     /// Most requests due but unfinished; one due beyond that is shed
@@ -238,8 +238,8 @@ pub struct BenchArgs {
 
     /// Threads a commit may use to build its segment; several values run the arm once
     /// for each (the trade of commit time against read tail) [default: 1 and the number
-    /// of cores].
-    #[arg(long, value_name = "N1,N2", value_delimiter = ',', requires = "writes")]
+    /// of cores; each at most 1024].
+    #[arg(long, value_name = "N1,N2", value_delimiter = ',', requires = "writes", value_parser = crate::cli::thread_count())]
     pub commit_threads: Vec<usize>,
 
     /// Where the writes arm makes its copy of the index [default: the system's

@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
+use super::MAX_THREADS;
 use super::feed::duplicate_id;
 use crate::progress::{CommitLines, Progress, plural};
 use crate::vectors::DocumentVectors;
@@ -116,11 +117,6 @@ impl IndexArgs {
         }
     }
 }
-
-/// The most build threads `--threads` may ask for: far above any machine this runs on
-/// (each thread builds a share of a segment; more threads than cores only add memory),
-/// low enough that a typo (100000) is refused instead of spawning thousands.
-pub const MAX_THREADS: usize = 1024;
 
 /// Refuses numbers that would be accepted and then do nothing sensible: every check
 /// here names the flag.

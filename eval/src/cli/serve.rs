@@ -33,8 +33,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAMES", num_args = 0..=1, default_missing_value = "")]
     pub allow_remote: Option<String>,
     /// Threads running searches and bulk writes; requests beyond them wait for one
-    /// [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// [default: the number of cores; at most 1024].
+    #[arg(long, value_name = "N", value_parser = crate::cli::thread_count())]
     pub threads: Option<usize>,
     /// Largest request body accepted, in bytes; a larger one is refused with 413.
     #[arg(long, value_name = "BYTES", default_value_t = 10 << 20)]
