@@ -430,18 +430,18 @@ fn every_thread_count_is_bounded() {
     let missing = dir.path().join("missing");
     let idx = missing.to_str().unwrap();
     let q = idx;
-    let ladder = ["bench", "--index", idx, "--queries", &q, "--rates", "10"];
-    let writes = ["bench", "--writes", "--index", idx, "--queries", &q];
-    let ab = ["ab", "--baseline", "HEAD", "--index", idx, "--queries", &q];
+    let ladder = ["bench", "--index", idx, "--queries", q, "--rates", "10"];
+    let writes = ["bench", "--writes", "--index", idx, "--queries", q];
+    let ab = ["ab", "--baseline", "HEAD", "--index", idx, "--queries", q];
     let ab_writes = [&ab[..], &["--writes"]].concat();
     let cases: [(&[&str], &str); 7] = [
         (&["serve", "--index", idx], "--threads"),
         (&ladder, "--threads"),
         (&writes, "--commit-threads"),
-        (&["embed", "--queries", &q], "--threads"),
+        (&["embed", "--queries", q], "--threads"),
         (&ab, "--threads"),
         (&ab_writes, "--commit-threads"),
-        (&["add", "--index", idx, "--docs", &q], "--threads"),
+        (&["add", "--index", idx, "--docs", q], "--threads"),
     ];
     for (args, flag) in cases {
         let args = [args, &[flag, "1025"]].concat();
