@@ -261,6 +261,18 @@ fn numbers_that_do_nothing_sensible_are_refused_by_name() {
             "{flag} {value}: nothing is created"
         );
     }
+    // `merge --max-segments 0` is the same nonsense as `index --merge-to 0`.
+    let index = index_of(dir.path(), &covid_docs(3));
+    fails(
+        &[
+            "merge",
+            "--index",
+            index.to_str().unwrap(),
+            "--max-segments",
+            "0",
+        ],
+        "--max-segments 0",
+    );
 }
 
 #[test]
