@@ -468,3 +468,62 @@ fn every_thread_count_is_bounded() {
         assert!(stderr.contains("1024"), "{args:?}: {stderr}");
     }
 }
+
+/// The vector arm on an index without vectors says why, naming the command that builds
+/// one (not a library API), in every command that can run it: the bench's warm-up used
+/// to say only that every query failed.
+#[test]
+fn the_vector_arm_without_vectors_names_the_cause_and_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_of(dir.path(), &covid_docs(3));
+    let idx = index.to_str().unwrap();
+    let q = write(
+        dir.path(),
+        "q.jsonl",
+        "{\"_id\":\"q1\",\"text\":\"covid\"}\n",
+    );
+    let qrels = write(dir.path(), "qrels.tsv", "q1\t0\td1\t1\n");
+    let arm = ["--arm", "vector", "--encoder", "hashing:8"];
+    let short = ["--samples", "5", "--min-duration", "0"];
+    for args in [
+        [&["search", "--index", idx][..], &arm, &["covid"]].concat(),
+        [
+            &[
+                "quality",
+                "--index",
+                idx,
+                "--queries",
+                &q,
+                "--qrels",
+                &qrels,
+            ][..],
+            &arm,
+        ]
+        .concat(),
+        [
+            &["bench", "--index", idx, "--queries", &q, "--rates", "10"][..],
+            &arm,
+            &short,
+        ]
+        .concat(),
+        [
+            &[
+                "bench",
+                "--writes",
+                "--index",
+                idx,
+                "--queries",
+                &q,
+                "--rate",
+                "10",
+            ][..],
+            &arm,
+            &short,
+        ]
+        .concat(),
+    ] {
+        let stderr = fails(&args, "stores no vectors");
+        assert!(stderr.contains("index --vectors"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("IndexSettings"), "{args:?}: {stderr}");
+    }
+}

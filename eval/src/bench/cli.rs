@@ -371,8 +371,9 @@ pub fn measure(
         let w = warm_up(&**backend, &queries, warm_n, settings.k);
         ensure!(
             warm_n == 0 || w.errors < warm_n,
-            "{name}: every warm-up query failed; is {} an index it can read?",
-            args.index.display()
+            "{name}: every warm-up query failed on {}: {}",
+            args.index.display(),
+            super::ladder::first_error(&**backend, &queries, settings.k)
         );
         warmups.push(w);
     }

@@ -53,3 +53,13 @@ pub fn warm_up(backend: &dyn Backend, queries: &QueryCycle, n: u64, k: usize) ->
         memory,
     }
 }
+
+/// What the first query's error says, for a warm-up in which every query failed: the
+/// cause (an index without vectors for the vector arm, a server refusing the query)
+/// belongs in the message, not only the count.
+pub fn first_error(backend: &dyn Backend, queries: &QueryCycle, k: usize) -> String {
+    match backend.search(queries.get(0), k) {
+        Err(e) => format!("{e:#}"),
+        Ok(_) => "the first query succeeds when asked again".to_string(),
+    }
+}

@@ -439,9 +439,10 @@ fn trial(
     let warmup = warm_up(&*backend, queries, warm_n, settings.k);
     ensure!(
         warm_n == 0 || warmup.errors < warm_n,
-        "{}: every warm-up query failed on the copy of {}",
+        "{}: every warm-up query failed on the copy of {}: {}",
         spec.engine,
-        args.index.display()
+        args.index.display(),
+        crate::bench::ladder::first_error(&*backend, queries, settings.k)
     );
     let run = run_trial(&*backend, spec, settings, queries, batches);
     drop(backend);

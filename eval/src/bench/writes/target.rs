@@ -83,8 +83,9 @@ pub(super) fn trial(
     let warmup = warm_up(&*backend, queries, warm_n, settings.k);
     ensure!(
         warm_n == 0 || warmup.errors < warm_n,
-        "{}: every warm-up query failed on {url}",
-        spec.engine
+        "{}: every warm-up query failed on {url}: {}",
+        spec.engine,
+        crate::bench::ladder::first_error(&*backend, queries, settings.k)
     );
     crate::note!(
         "bench: {} {}: writing into {url} (ids {TARGET_ID_PREFIX}…)",
