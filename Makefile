@@ -43,6 +43,7 @@ BENCH_OUT ?= results/bench
 BENCH_FLAGS ?= --repeat 3 --sequential 10000
 bench: build
 	@test -d $(DEMO_DIR)/index || bash scripts/demo.sh
+	@mkdir -p $(BENCH_OUT)
 	$(RELEASE_BIN)/heddle-eval bench --index $(DEMO_DIR)/index \
 		--queries $(DEMO_DIR)/corpus/queries.jsonl $(BENCH_FLAGS) \
 		--json $(BENCH_OUT)/bench.json --svg $(BENCH_OUT)/bench.svg
@@ -113,6 +114,7 @@ fuzz:
 # SciFact flat BM25 against the published Anserini figures (docs/RESULTS.md).
 SCIFACT ?= ../shared/data/scifact
 quality: build
+	@mkdir -p results
 	$(RELEASE_BIN)/heddle-eval index --corpus $(SCIFACT) --index results/scifact-index --analyzer lucene-english --per-field --force
 	$(RELEASE_BIN)/heddle-eval quality --index results/scifact-index --queries $(SCIFACT)/queries.jsonl \
 		--qrels $(SCIFACT)/qrels/test.tsv --k1 0.9 --b 0.4 --remove-query --run-out results/scifact-flat.run

@@ -14,7 +14,9 @@ CARGO=${CARGO:-cargo}
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
-"$VENV/bin/pip" install --disable-pip-version-check -q -r scripts/clients-check-requirements.txt
+# python -m pip, not bin/pip: a virtualenv moved or copied keeps working (pip's shebang
+# names the folder it was made in).
+"$VENV/bin/python" -m pip install --disable-pip-version-check -q -r scripts/clients-check-requirements.txt
 
 if [ "$PROFILE" = release ]; then
   $CARGO build --release -p heddle-eval

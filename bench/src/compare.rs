@@ -170,6 +170,18 @@ pub fn default_workdir() -> PathBuf {
 /// Runs the comparison; prints as it goes and returns the report.
 pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
     tantivy_bm25(args)?;
+    // Every output is checked before the indexes are built (minutes on a real corpus),
+    // by heddle-eval's one rule: the directory must exist and is never created.
+    for (p, flag) in [
+        (&args.compare_json, "--compare-json"),
+        (&args.bench.json, "--json"),
+        (&args.bench.svg, "--svg"),
+        (&args.bench.html, "--html"),
+    ] {
+        if let Some(p) = p {
+            heddle_eval::output::check_file(p, flag)?;
+        }
+    }
     let load_start = heddle_eval::bench::probe::load_average();
     let mut environment = heddle_eval::env::Environment::capture(&args.workdir);
     // 1. Indexes.
@@ -180,9 +192,6 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         factories,
     } = prepare(args)?;
 
-    if let Some(p) = &args.bench.html {
-        heddle_eval::bench::report::check_writable(p, "--html")?;
-    }
     // 2. Agreement, before any timing.
     let mut agreement_text = None;
     let agreement = if built.len() == 2 {

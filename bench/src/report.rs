@@ -564,11 +564,8 @@ pub fn read(path: &Path) -> anyhow::Result<CompareReport> {
     serde_json::from_value(json).with_context(|| format!("parsing {}", path.display()))
 }
 
-/// Writes one run's JSON.
+/// Writes one run's JSON (its directory exists: `heddle_eval::output`).
 pub fn write(report: &CompareReport, path: &Path) -> anyhow::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
     std::fs::write(path, serde_json::to_string_pretty(report)?)
         .with_context(|| format!("writing {}", path.display()))
 }

@@ -56,6 +56,7 @@ fn a_comparison_runs_end_to_end_and_reuses_its_indexes() {
     let dir = tempfile::tempdir().unwrap();
     common::write_fixture(&dir.path().join("data"), 600, 20, 21, true);
     let json = dir.path().join("out/compare.json");
+    std::fs::create_dir(dir.path().join("out")).unwrap(); // outputs' directories are never made
     let svg = dir.path().join("out/ladder.svg");
     let html = dir.path().join("out/compare.html");
     let args = bench_args(

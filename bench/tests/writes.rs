@@ -13,6 +13,7 @@ fn both_engines_commit_visibly_on_copies_and_leave_their_sources_alone() {
     let dir = tempfile::tempdir().unwrap();
     common::write_fixture(&dir.path().join("data"), 600, 20, 5, true);
     let json = dir.path().join("out/writes.json");
+    std::fs::create_dir(dir.path().join("out")).unwrap(); // outputs' directories are never made
     let scratch = dir.path().join("scratch");
     let out = Command::new(env!("CARGO_BIN_EXE_heddle-bench"))
         .args([

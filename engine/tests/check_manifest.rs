@@ -172,6 +172,7 @@ fn counters_at_their_maximum_are_damage_and_never_wrap() {
         w.add(heddle::Document::new("x", "", "one more")).unwrap();
         let err = w.commit().expect_err("the commit would pass the maximum");
         assert!(err.to_string().contains("used up"), "{err}");
+        assert!(err.to_string().contains("another directory"), "{err}");
         drop(w);
         assert_eq!(Index::open(dir.path()).unwrap().num_docs(), 7);
         assert!(check_index(dir.path()).is_ok());

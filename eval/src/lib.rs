@@ -13,6 +13,20 @@ macro_rules! outln {
     }};
 }
 
+/// `print!` as [`outln!`] fails: an error instead of a panic when standard output
+/// cannot be written. The text is flushed at once, so that a full output is seen here
+/// and not at a later, unrelated write.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        write!(stdout, $($arg)*)
+            .and_then(|()| stdout.flush())
+            .map_err(|e| anyhow::anyhow!("writing to standard output: {e}"))?
+    }};
+}
+
 /// `eprintln!` for notes and progress that must never stop the work: a standard error
 /// that cannot be written (`2>/dev/full`) loses the note, not the index being built.
 #[macro_export]
@@ -34,6 +48,7 @@ pub mod encoding;
 pub mod env;
 pub mod formats;
 pub mod html;
+pub mod output;
 pub mod progress;
 pub mod quality;
 pub mod serve;

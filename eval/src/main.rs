@@ -4,7 +4,10 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     end_quietly_on_a_closed_pipe();
-    let cli = heddle_eval::cli::Cli::parse();
+    let cli = match heddle_eval::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_error(&e),
+    };
     // SAFETY: no thread has been started yet (parsing the command line starts none).
     unsafe { heddle_eval::cli::before_threads(&cli) };
     encode_each_request_on_one_thread(&cli);
@@ -12,6 +15,20 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             heddle_eval::note!("heddle-eval: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// What clap's `exit` does for `--help`, `--version` and a bad command line, except that
+/// help or version text that cannot be written (`--help >/dev/full`) is an error (exit 1)
+/// rather than a silent success: clap itself ignores the failed write.
+fn parse_error(e: &clap::Error) -> std::process::ExitCode {
+    match e.print() {
+        Ok(()) => std::process::ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+        Err(io) => {
+            let to = if e.use_stderr() { "error" } else { "output" };
+            heddle_eval::note!("heddle-eval: error: writing to standard {to}: {io}");
             std::process::ExitCode::FAILURE
         }
     }

@@ -187,14 +187,19 @@ fn the_hybrid_arm_is_rrf_of_the_text_and_vector_arms() {
     let text = f.search(&[query]);
     let vector = f.search(&["--arm", "vector", "--encoder", ENCODER, query]);
     let hybrid = f.search(&["--arm", "hybrid", "--encoder", ENCODER, query]);
-    let mut fused: BTreeMap<&str, f64> = BTreeMap::new();
+    // Each stream as its run file is read (ties by id, descending: trec_eval's order,
+    // which `search` of one query does not print), and the fusion's ties the same way.
+    let trec_order = |a: &(String, f64), b: &(String, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
+    let mut fused: BTreeMap<String, f64> = BTreeMap::new();
     for stream in [&text, &vector] {
-        for (rank, (id, _)) in stream.iter().enumerate() {
+        let mut stream = stream.clone();
+        stream.sort_by(trec_order);
+        for (rank, (id, _)) in stream.into_iter().enumerate() {
             *fused.entry(id).or_default() += 1.0 / (60.0 + rank as f64 + 1.0);
         }
     }
-    let mut want: Vec<(String, f64)> = fused.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-    want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut want: Vec<(String, f64)> = fused.into_iter().collect();
+    want.sort_by(trec_order);
     assert_eq!(ids(&hybrid), ids(&want));
     for (g, w) in hybrid.iter().zip(&want) {
         assert!((g.1 - w.1).abs() < 1e-12, "{hybrid:?} against {want:?}");

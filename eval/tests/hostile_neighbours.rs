@@ -261,6 +261,18 @@ fn numbers_that_do_nothing_sensible_are_refused_by_name() {
             "{flag} {value}: nothing is created"
         );
     }
+    // `merge --max-segments 0` is the same nonsense as `index --merge-to 0`.
+    let index = index_of(dir.path(), &covid_docs(3));
+    fails(
+        &[
+            "merge",
+            "--index",
+            index.to_str().unwrap(),
+            "--max-segments",
+            "0",
+        ],
+        "--max-segments 0",
+    );
 }
 
 #[test]
@@ -417,5 +429,101 @@ fn query_vector_runs_follow_vector_search() {
             v["ranking"].as_str().unwrap().contains(needle),
             "{how}: {v}"
         );
+    }
+}
+
+/// Every thread-count flag is bounded as `index --threads` is (1,024): a typo is refused
+/// by name before anything starts, in every command that takes one.
+#[test]
+fn every_thread_count_is_bounded() {
+    // Paths that do not exist: were a bound missing, each command would stop at once on
+    // them (and this test fail on its message) instead of serving or measuring.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let idx = missing.to_str().unwrap();
+    let q = idx;
+    let ladder = ["bench", "--index", idx, "--queries", q, "--rates", "10"];
+    let writes = ["bench", "--writes", "--index", idx, "--queries", q];
+    let ab = ["ab", "--baseline", "HEAD", "--index", idx, "--queries", q];
+    let ab_writes = [&ab[..], &["--writes"]].concat();
+    let cases: [(&[&str], &str); 7] = [
+        (&["serve", "--index", idx], "--threads"),
+        (&ladder, "--threads"),
+        (&writes, "--commit-threads"),
+        (&["embed", "--queries", q], "--threads"),
+        (&ab, "--threads"),
+        (&ab_writes, "--commit-threads"),
+        (&["add", "--index", idx, "--docs", q], "--threads"),
+    ];
+    for (args, flag) in cases {
+        let args = [args, &[flag, "1025"]].concat();
+        let out = heddle_eval(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+        assert!(stderr.contains("1024"), "{args:?}: {stderr}");
+    }
+}
+
+/// The vector arm on an index without vectors says why, naming the command that builds
+/// one (not a library API), in every command that can run it: the bench's warm-up used
+/// to say only that every query failed.
+#[test]
+fn the_vector_arm_without_vectors_names_the_cause_and_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = index_of(dir.path(), &covid_docs(3));
+    let idx = index.to_str().unwrap();
+    let q = write(
+        dir.path(),
+        "q.jsonl",
+        "{\"_id\":\"q1\",\"text\":\"covid\"}\n",
+    );
+    let qrels = write(dir.path(), "qrels.tsv", "q1\t0\td1\t1\n");
+    let arm = ["--arm", "vector", "--encoder", "hashing:8"];
+    let short = ["--samples", "5", "--min-duration", "0"];
+    for args in [
+        [&["search", "--index", idx][..], &arm, &["covid"]].concat(),
+        [
+            &[
+                "quality",
+                "--index",
+                idx,
+                "--queries",
+                &q,
+                "--qrels",
+                &qrels,
+            ][..],
+            &arm,
+        ]
+        .concat(),
+        [
+            &["bench", "--index", idx, "--queries", &q, "--rates", "10"][..],
+            &arm,
+            &short,
+        ]
+        .concat(),
+        [
+            &[
+                "bench",
+                "--writes",
+                "--index",
+                idx,
+                "--queries",
+                &q,
+                "--rate",
+                "10",
+            ][..],
+            &arm,
+            &short,
+        ]
+        .concat(),
+    ] {
+        let stderr = fails(&args, "stores no vectors");
+        assert!(stderr.contains("index --vectors"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("IndexSettings"), "{args:?}: {stderr}");
     }
 }

@@ -57,6 +57,7 @@ fn named_ladder_writes_table_json_and_svg_with_every_figure() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out/bench.json");
     let svg = dir.path().join("out/bench.svg");
+    std::fs::create_dir(dir.path().join("out")).unwrap(); // outputs' directories are never made
     let a = args(
         dir.path(),
         &[

@@ -282,6 +282,7 @@ fn an_interrupted_bench_leaves_valid_json_of_the_finished_rungs() {
     let index = common::index_of(dir.path(), &common::covid_docs(50));
     let q = queries(dir.path());
     let json = dir.path().join("out/ladder.json");
+    std::fs::create_dir(dir.path().join("out")).unwrap(); // outputs' directories are never made
     // Six rungs of 1 s each; the run is interrupted after the second has been written.
     let child = Command::new(env!("CARGO_BIN_EXE_heddle-eval"))
         .args(["bench", "--index", index.to_str().unwrap()])

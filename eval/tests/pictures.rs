@@ -53,6 +53,7 @@ fn the_writes_arm_draws_a_band_per_phase_and_a_point_per_read_and_writes_html() 
     )
     .unwrap();
     let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap(); // outputs' directories are never made
     let p = |name: &str| out.join(name).display().to_string();
     ok(&[
         "bench",
@@ -173,6 +174,7 @@ fn the_ladder_plot_has_p90_max_the_achieved_panel_and_a_subtitle() {
     .unwrap();
     let svg = dir.path().join("out/bench.svg");
     let html = dir.path().join("out/bench.html");
+    std::fs::create_dir(dir.path().join("out")).unwrap(); // outputs' directories are never made
     let argv: Vec<String> = [
         "bench",
         "--index",
@@ -337,6 +339,7 @@ fn quality_html_escapes_query_texts_and_holds_every_query() {
     )
     .unwrap();
     let html = dir.path().join("report/quality.html");
+    std::fs::create_dir(dir.path().join("report")).unwrap(); // outputs' directories are never made
     let stdout = ok(&[
         "quality",
         "--index",

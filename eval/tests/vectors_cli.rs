@@ -198,7 +198,7 @@ fn query_vectors_make_a_run_of_nearest_documents() {
             "--query-vectors",
             &bad,
             "--run-out",
-            &run,
+            &f.path("bad.run"),
         ],
         &format!("{bad}:2: vector has 11 values, expected 12"),
     );

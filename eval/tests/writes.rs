@@ -307,6 +307,7 @@ fn the_writes_arm_works_on_a_copy_and_leaves_the_source_byte_identical() {
     .unwrap();
     let scratch = dir.path().join("scratch");
     let json = dir.path().join("out/writes.json");
+    std::fs::create_dir(dir.path().join("out")).unwrap(); // outputs' directories are never made
     let before = contents(&index);
     let args = parse(&[
         "--writes",

@@ -24,6 +24,15 @@
 //! The query subset is described at [`parse_search`]'s module (`dsl.rs`), the bulk format
 //! at [`parse_bulk`]'s (`bulk.rs`).
 
+/// `eprintln!` that never panics: a standard error that cannot be written (`2>/dev/full`)
+/// loses the server's note, not the server.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod bulk;
 mod dsl;
 mod error;

@@ -28,7 +28,7 @@ impl Reloader {
                         Ok(()) => failing = false,
                         Err(e) if !failing => {
                             failing = true;
-                            eprintln!("serve: reloading {}: {e}", index.dir().display());
+                            note!("serve: reloading {}: {e}", index.dir().display());
                         }
                         Err(_) => {}
                     }

@@ -121,7 +121,7 @@ pub async fn serve(
                     Err(e) => {
                         // Out of file descriptors, or a connection reset before it was
                         // accepted: say so and keep serving the others.
-                        eprintln!("serve: accepting a connection: {e}");
+                        note!("serve: accepting a connection: {e}");
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }

@@ -131,7 +131,9 @@ pub(crate) fn publish(
     let limit = super::manifest::MAX_COUNTER;
     if next.generation > limit || next.next_segment_id > limit {
         return Err(Error::InvalidArgument(format!(
-            "the index has used up its generations or segment numbers ({limit}); rebuild it"
+            "the index has used up its generations or segment numbers ({limit}): build a new \
+             index in another directory and put it in this one's place (a rebuild in place, \
+             as `index --force`, keeps the numbers so that readers never see one reused)"
         )));
     }
     let failpoint = state.failpoint;

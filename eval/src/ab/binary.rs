@@ -76,7 +76,7 @@ pub fn prepare(spec: &str, repo: &Path, cache: &Path) -> anyhow::Result<Build> {
     })?;
     let binary = cache.join(&commit).join("heddle-eval");
     if binary.is_file() {
-        eprintln!("ab: {spec} is {commit}, built before: {}", binary.display());
+        crate::note!("ab: {spec} is {commit}, built before: {}", binary.display());
     } else {
         build(repo, &commit, cache, &binary)
             .with_context(|| format!("building {spec} ({commit})"))?;
@@ -103,7 +103,7 @@ fn build(repo: &Path, commit: &str, cache: &Path, binary: &Path) -> anyhow::Resu
         ],
     )?;
     let tree = Worktree { repo, dir };
-    eprintln!(
+    crate::note!(
         "ab: building {commit} in release in {} (minutes, once per commit)",
         tree.dir.display()
     );

@@ -90,8 +90,8 @@ pub struct AbArgs {
     #[arg(long, value_name = "N", default_value_t = 20_000, requires = "writes")]
     pub write_docs: usize,
 
-    /// Commit threads in the writes arm.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "writes")]
+    /// Commit threads in the writes arm (at most 1024).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "writes", value_parser = crate::cli::thread_count())]
     pub commit_threads: usize,
 
     /// Where the writes arm's runs copy the index [default: the system's temporary
@@ -107,8 +107,9 @@ pub struct AbArgs {
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub min_duration: f64,
 
-    /// Passed on to each run's bench: worker threads [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// Passed on to each run's bench: worker threads [default: the number of cores; at
+    /// most 1024].
+    #[arg(long, value_name = "N", value_parser = crate::cli::thread_count())]
     pub threads: Option<usize>,
 
     /// Passed on to each run's bench: the in-flight cap [default: 4 per worker].
@@ -334,7 +335,7 @@ fn calibrate(baseline: &Path, a: &AbArgs, workdir: &Path) -> anyhow::Result<f64>
         ..a.clone()
     });
     args.extend(["--fractions", "1", "--samples", "1", "--min-duration", "0"].map(String::from));
-    eprintln!("ab: calibrating the baseline to derive the rates");
+    crate::note!("ab: calibrating the baseline to derive the rates");
     let status = std::process::Command::new(baseline)
         .arg("bench")
         .args(&args)
@@ -423,7 +424,7 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
     };
     // Every output is checked before a build or a run: they take minutes.
     if let Some(p) = &a.json {
-        crate::bench::report::check_writable(p, "--json")?;
+        crate::output::check_file(p, "--json")?;
     }
     if let Some(p) = &a.capture_into {
         let text = std::fs::read_to_string(p)
@@ -482,7 +483,7 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
         joined,
     ]);
     let (cost, cost_note) = cost_run(a, &[baseline.binary.as_str(), candidate.binary.as_str()]);
-    eprintln!("ab: {cost_note}");
+    crate::note!("ab: {cost_note}");
     let mut runner = ProcessRunner {
         baseline: PathBuf::from(&baseline.binary),
         candidate: PathBuf::from(&candidate.binary),
@@ -515,18 +516,20 @@ pub fn run(a: &AbArgs) -> anyhow::Result<AbReport> {
     };
     let _ = std::fs::remove_dir_all(&workdir);
 
+    // The files first: a standard output that cannot be written (a full disk) must not
+    // lose the report of a run of many minutes.
     let text = report::render(&report);
-    print!("{text}");
     if let Some(p) = &a.json {
         let mut json = serde_json::to_string_pretty(&report)?;
         json.push('\n');
         std::fs::write(p, json).with_context(|| format!("writing {}", p.display()))?;
-        eprintln!("ab: wrote {}", p.display());
+        crate::note!("ab: wrote {}", p.display());
     }
     if let Some(p) = &a.capture_into {
         let command: Vec<String> = std::env::args().collect();
         capture::capture_into(p, &format!("```text\n$ {}\n{text}```", command.join(" ")))?;
-        eprintln!("ab: captured into {}", p.display());
+        crate::note!("ab: captured into {}", p.display());
     }
+    crate::out!("{text}");
     Ok(report)
 }

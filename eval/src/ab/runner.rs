@@ -55,7 +55,7 @@ pub struct RunRecord {
 pub fn run_pairs(runner: &mut dyn Runner, pairs: usize) -> anyhow::Result<Vec<RunRecord>> {
     let mut out = Vec::new();
     for (order, (pair, side)) in abba(pairs).into_iter().enumerate() {
-        eprintln!(
+        crate::note!(
             "ab: run {}/{}: pair {} {}",
             order + 1,
             2 * pairs,
@@ -178,7 +178,7 @@ impl Runner for ProcessRunner {
             let r =
                 crate::cost::measure(&c.valgrind, self.binary(side), &c.spec, &self.workdir, &tag)
                     .context("counting instructions under callgrind")?;
-            eprintln!(
+            crate::note!(
                 "ab: run {}: {} instructions per query ({:.0} s under callgrind)",
                 run_index + 1,
                 crate::cost::report::count(

@@ -16,7 +16,7 @@ use super::queries::QueryCycle;
 use super::report::hgrm::write_rung;
 use super::report::{
     BenchReport, EngineRun, FORMAT_VERSION, LadderPlan, RungReport, Settings, WarmupReport, Width,
-    check_directory, check_writable, render_svg, render_table_as, summarise, write_json,
+    render_svg, render_table_as, summarise, write_json,
 };
 use super::sequential::per_query::{self, PerQueryReport};
 use super::sequential::{SequentialReport, passes_for, run_sequential};
@@ -74,8 +74,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
     pub arrivals: Arrivals,
 
-    /// Worker threads executing requests [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// Worker threads executing requests [default: the number of cores; at most 1024].
+    #[arg(long, value_name = "N", value_parser = crate::cli::thread_count())]
     pub threads: Option<usize>,
 
     /// Most requests due but unfinished; one due beyond that is shed
@@ -238,8 +238,8 @@ pub struct BenchArgs {
 
     /// Threads a commit may use to build its segment; several values run the arm once
     /// for each (the trade of commit time against read tail) [default: 1 and the number
-    /// of cores].
-    #[arg(long, value_name = "N1,N2", value_delimiter = ',', requires = "writes")]
+    /// of cores; each at most 1024].
+    #[arg(long, value_name = "N1,N2", value_delimiter = ',', requires = "writes", value_parser = crate::cli::thread_count())]
     pub commit_threads: Vec<usize>,
 
     /// Where the writes arm makes its copy of the index [default: the system's
@@ -291,14 +291,20 @@ fn bm25(args: &BenchArgs) -> anyhow::Result<heddle::Bm25Params> {
 
 /// Runs the bench: opens and warms up each selected engine, calibrates if no rates were
 /// named, runs the ladder with the engines alternating rung by rung, prints the table
-/// on stdout and writes the JSON and SVG if asked. Progress goes to stderr.
+/// on stdout and writes the JSON and SVG if asked. Progress goes to stderr. Every file
+/// is written before anything is printed: a standard output that cannot be written (a
+/// full disk) fails the command without losing the measurement.
 pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Result<BenchReport> {
     let report = measure(args, engines)?;
+    if let Some(path) = &args.html {
+        crate::html::bench_page(&report).write(path)?;
+        crate::note!("bench: wrote {}", path.display());
+    }
     if !report.sequential.is_empty() {
-        println!("{}", super::sequential::render(&report.sequential));
+        crate::outln!("{}", super::sequential::render(&report.sequential));
     }
     if let Some(r) = &report.per_query {
-        println!("{}", super::sequential::per_query::render(r));
+        crate::outln!("{}", super::sequential::per_query::render(r));
     }
     let table = render_table_as(
         &report,
@@ -308,11 +314,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
             Width::Narrow
         },
     );
-    print!("{table}");
-    if let Some(path) = &args.html {
-        crate::html::bench_page(&report).write(path)?;
-        eprintln!("bench: wrote {}", path.display());
-    }
+    crate::out!("{table}");
     Ok(report)
 }
 
@@ -362,15 +364,16 @@ pub fn measure(
     let warm_n = args.warmup.unwrap_or(queries.len().min(2_000) as u64);
     let mut warmups = Vec::new();
     for (name, backend, _) in &opened {
-        eprintln!(
+        crate::note!(
             "bench: {name}: warm-up, {}",
             crate::progress::plural(warm_n, "query")
         );
         let w = warm_up(&**backend, &queries, warm_n, settings.k);
         ensure!(
             warm_n == 0 || w.errors < warm_n,
-            "{name}: every warm-up query failed; is {} an index it can read?",
-            args.index.display()
+            "{name}: every warm-up query failed on {}: {}",
+            args.index.display(),
+            super::ladder::first_error(&**backend, &queries, settings.k)
         );
         warmups.push(w);
     }
@@ -450,11 +453,11 @@ pub fn measure(
 
     if let Some(path) = &args.json {
         write_json(&report, path)?;
-        eprintln!("bench: wrote {}", path.display());
+        crate::note!("bench: wrote {}", path.display());
     }
     if let Some(path) = &args.svg {
         super::report::write_svg(&render_svg(&report), path)?;
-        eprintln!("bench: wrote {}", path.display());
+        crate::note!("bench: wrote {}", path.display());
     }
     Ok(report)
 }
@@ -478,7 +481,7 @@ fn sequential_pass(
     let engines: Vec<(&str, &dyn Backend)> =
         order.iter().map(|(n, b, _)| (n.as_str(), &**b)).collect();
     let passes = passes_for(args.sequential, queries.len());
-    eprintln!(
+    crate::note!(
         "bench: sequential pass: {} of {} per engine, alternating",
         crate::progress::plural(passes, "pass"),
         crate::progress::plural(queries.len() as u64, "query")
@@ -591,17 +594,17 @@ fn environment_dir(args: &BenchArgs) -> PathBuf {
 /// Every output path is checked before the first rung: a run of many minutes must not
 /// end in "cannot write".
 fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
-    if let Some(p) = &args.json {
-        check_writable(p, "--json")?;
-    }
-    if let Some(p) = &args.svg {
-        check_writable(p, "--svg")?;
-    }
-    if let Some(p) = &args.html {
-        check_writable(p, "--html")?;
+    for (p, flag) in [
+        (&args.json, "--json"),
+        (&args.svg, "--svg"),
+        (&args.html, "--html"),
+    ] {
+        if let Some(p) = p {
+            crate::output::check_file(p, flag)?;
+        }
     }
     if let Some(d) = &args.hgrm {
-        check_directory(d, "--hgrm")?;
+        crate::output::check_dir(d, "--hgrm")?;
     }
     Ok(())
 }

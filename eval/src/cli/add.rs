@@ -28,8 +28,8 @@ pub struct AddArgs {
     /// further than 6 times this plus 64 KiB, the most such a document takes in JSON).
     #[arg(long, default_value_t = heddle::DEFAULT_MAX_DOCUMENT_BYTES)]
     pub max_doc_bytes: usize,
-    /// Threads used to build segments (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    /// Threads used to build segments (0: one per core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = crate::cli::thread_count())]
     pub threads: usize,
     /// Memory budget in MiB for the documents read and the build of their segment:
     /// when they reach it, a segment is written (published with the others by the one

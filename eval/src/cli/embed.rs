@@ -39,8 +39,9 @@ pub struct EmbedArgs {
     /// else ~/.cache/heddle/embeddings].
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
-    /// Worker threads, each encoding a batch at a time on one core (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads, each encoding a batch at a time on one core (0: one per core; at
+    /// most 1024).
+    #[arg(long, default_value_t = 0, value_parser = crate::cli::thread_count())]
     pub threads: usize,
     /// Texts encoded together (similar lengths side by side, each padded to the longest).
     #[arg(long, default_value_t = DEFAULT_BATCH)]
@@ -59,6 +60,11 @@ pub fn run(args: &EmbedArgs) -> anyhow::Result<()> {
         anyhow::bail!("--batch must be at least 1");
     }
     crate::allocator::keep_freed_memory();
+    for (p, flag) in [(&args.out, "--out"), (&args.queries_out, "--queries-out")] {
+        if let Some(p) = p {
+            crate::output::check_file(p, flag)?;
+        }
+    }
     let root = match &args.cache {
         Some(dir) => dir.clone(),
         None => embed::default_cache_root()?,

@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use heddle::{AnalyzerConfig, Index, IndexSettings, IndexWriter};
 
+use super::MAX_THREADS;
 use super::feed::duplicate_id;
 use crate::progress::{CommitLines, Progress, plural};
 use crate::vectors::DocumentVectors;
@@ -117,11 +118,6 @@ impl IndexArgs {
     }
 }
 
-/// The most build threads `--threads` may ask for: far above any machine this runs on
-/// (each thread builds a share of a segment; more threads than cores only add memory),
-/// low enough that a typo (100000) is refused instead of spawning thousands.
-pub const MAX_THREADS: usize = 1024;
-
 /// Refuses numbers that would be accepted and then do nothing sensible: every check
 /// here names the flag.
 fn check_numbers(args: &IndexArgs) -> anyhow::Result<()> {
@@ -165,6 +161,10 @@ pub fn run(args: &IndexArgs) -> anyhow::Result<()> {
     let existed = target.exists();
     if existed && !target.is_dir() {
         bail!("{}: exists and is not a directory", args.index.display());
+    }
+    if !existed {
+        // As every output: the directory is made, its parent must exist.
+        crate::output::check_parent(&target, "--index")?;
     }
     let index = match Index::open(&target) {
         Ok(index) => index,
@@ -403,7 +403,7 @@ fn build(
             )
         })?;
         let graphs = index.segments().iter().filter(|s| s.vector_graph).count();
-        println!(
+        crate::outln!(
             "  merged to {} ({} with a vector graph) in {:.2} s",
             plural(index.segments().len() as u64, "segment"),
             graphs,

@@ -18,6 +18,13 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
+    // As `index --merge-to 0`: no index with documents has fewer than one segment, and
+    // the writer would merge down to one while the command line said zero.
+    if args.max_segments == 0 {
+        anyhow::bail!(
+            "--max-segments 0: an index with documents has at least one segment; give 1 or more"
+        );
+    }
     let index = Index::open(&args.index)?;
     let before = index.segments().len();
     let mut writer = index.writer()?;

@@ -69,6 +69,17 @@ pub enum Command {
     Embed(embed::EmbedArgs),
 }
 
+/// The most threads any flag may ask for (`--threads` of every command, `--commit-threads`):
+/// far above any machine this runs on (more threads than cores only add memory and
+/// switches), low enough that a typo (100000) is refused instead of spawning thousands.
+/// The engine's writer has the same bound (`IndexWriter::set_threads`).
+pub const MAX_THREADS: usize = 1024;
+
+/// clap's parser for a thread count: 0 to [`MAX_THREADS`], refused by name beyond.
+pub fn thread_count() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(0..=MAX_THREADS as u64)
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Index(args) => index::run(&args),

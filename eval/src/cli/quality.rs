@@ -69,6 +69,11 @@ pub struct QualityArgs {
 pub fn run(args: &QualityArgs) -> anyhow::Result<()> {
     let retrieval = retrieval(args)?;
     let metrics = metrics_flag(&args.metrics)?;
+    for (p, flag) in [(&args.run_out, "--run-out"), (&args.html, "--html")] {
+        if let Some(p) = p {
+            crate::output::check_file(p, flag)?;
+        }
+    }
     let mut environment = crate::env::Environment::capture(&args.index);
     let index = Index::open(&args.index)
         .with_context(|| format!("opening the index at {}", args.index.display()))?;

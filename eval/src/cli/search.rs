@@ -99,6 +99,9 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<()> {
     if args.run_out.is_some() && !batch {
         bail!("--run-out writes the run of --queries or --query-vectors; give one of them");
     }
+    if let Some(p) = &args.run_out {
+        crate::output::check_file(p, "--run-out")?;
+    }
     let k_flag = args.k.unwrap_or(if batch { BATCH_K } else { 10 });
     let k = result_count("--k", k_flag)?;
     let bm25 = bm25_flags(args.k1, args.b)?;

@@ -33,8 +33,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAMES", num_args = 0..=1, default_missing_value = "")]
     pub allow_remote: Option<String>,
     /// Threads running searches and bulk writes; requests beyond them wait for one
-    /// [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// [default: the number of cores; at most 1024].
+    #[arg(long, value_name = "N", value_parser = crate::cli::thread_count())]
     pub threads: Option<usize>,
     /// Largest request body accepted, in bytes; a larger one is refused with 413.
     #[arg(long, value_name = "BYTES", default_value_t = 10 << 20)]
@@ -118,7 +118,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         // signal at once.
         let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
         let mut int = signal(SignalKind::interrupt()).context("handling SIGINT")?;
-        println!(
+        // Whoever started the server reads its URL here: one that cannot be written
+        // (a full disk) is an error before the first request, not a panic.
+        crate::outln!(
             "heddle-eval serve: http://{addr}/{name} ({docs} documents, {} search threads); \
              stop with SIGTERM or ctrl-c",
             config.search_threads
@@ -128,7 +130,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 _ = term.recv() => "SIGTERM",
                 _ = int.recv() => "SIGINT",
             };
-            eprintln!(
+            crate::note!(
                 "heddle-eval serve: {which}: no new connections; finishing requests in flight"
             );
         };
@@ -138,6 +140,6 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     // on the blocking pool after the grace period: give it a second, then exit anyway.
     runtime.shutdown_timeout(Duration::from_secs(1));
     served?;
-    println!("heddle-eval serve: stopped");
+    crate::outln!("heddle-eval serve: stopped");
     Ok(())
 }

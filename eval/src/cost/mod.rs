@@ -195,7 +195,7 @@ pub fn run(a: &CostArgs) -> anyhow::Result<()> {
     // The query file is read now, so that a bad one fails before valgrind starts.
     probe::query_set(&a.queries, 1)?;
     if let Some(p) = &a.json {
-        crate::bench::report::check_writable(p, "--json")?;
+        crate::output::check_file(p, "--json")?;
     }
     let valgrind = callgrind::find_valgrind(a.valgrind.as_deref())?;
     let cache = a
@@ -209,32 +209,31 @@ pub fn run(a: &CostArgs) -> anyhow::Result<()> {
     };
     let workdir = std::env::temp_dir().join(format!("heddle-cost-{}", std::process::id()));
     let count = |what: &str, bin: &Path, tag: &str| -> anyhow::Result<CostReport> {
-        eprintln!(
+        crate::note!(
             "cost: counting {what} ({}) on {} queries under callgrind",
             bin.display(),
             a.count
         );
         let r = measure(&valgrind, bin, &spec, &workdir, tag)?;
-        eprintln!("cost: {what}: {:.0} s", r.wall_secs);
+        crate::note!("cost: {what}: {:.0} s", r.wall_secs);
         Ok(r)
     };
-    let result = (|| -> anyhow::Result<()> {
+    // The report's text is printed after its file is written and the work directory
+    // removed: a standard output that cannot be written loses neither.
+    let result = (|| -> anyhow::Result<String> {
         let a_report = count("the baseline", &baseline, "a")?;
         let Some(c) = &a.candidate else {
-            print!("{}", report::render(&a_report));
+            let text = report::render(&a_report);
             if let Some(p) = &a.json {
                 write_json(p, &a_report)?;
             }
-            return Ok(());
+            return Ok(text);
         };
         let candidate = PathBuf::from(crate::ab::binary::prepare(c, &a.repo, &cache)?.binary);
         let b_report = count("the candidate", &candidate, "b")?;
         let again = count("the baseline again", &baseline, "a2")?;
         let classes = report::compare(&a_report, &b_report, Some(&again));
-        print!(
-            "{}",
-            report::render_compare(&classes, &a_report.binary, &b_report.binary)
-        );
+        let text = report::render_compare(&classes, &a_report.binary, &b_report.binary);
         if let Some(p) = &a.json {
             write_json(
                 p,
@@ -246,11 +245,12 @@ pub fn run(a: &CostArgs) -> anyhow::Result<()> {
                 },
             )?;
         }
-        Ok(())
+        Ok(text)
     })();
     match result {
-        Ok(()) => {
+        Ok(text) => {
             let _ = std::fs::remove_dir_all(&workdir);
+            crate::out!("{text}");
             Ok(())
         }
         Err(e) => Err(e.context(format!(
@@ -264,6 +264,6 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let mut json = serde_json::to_string_pretty(value)?;
     json.push('\n');
     std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("cost: wrote {}", path.display());
+    crate::note!("cost: wrote {}", path.display());
     Ok(())
 }

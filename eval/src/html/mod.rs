@@ -226,12 +226,9 @@ impl Page {
         out
     }
 
-    /// Writes the page, creating its directory, replacing the file atomically (a
-    /// temporary file beside it, then a rename).
+    /// Writes the page, replacing the file atomically (a temporary file beside it, then
+    /// a rename). Its directory must exist ([`crate::output`]).
     pub fn write(&self, path: &Path) -> anyhow::Result<()> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
         let tmp = path.with_file_name(format!(
             ".{}.{}.tmp",
             path.file_name()

@@ -11,6 +11,7 @@ mod metrics;
 mod query_vectors;
 mod run;
 mod streams;
+mod ties;
 
 pub use bootstrap::{
     Comparison, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, MAX_RESAMPLES, TIE_EPSILON, compare,

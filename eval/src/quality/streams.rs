@@ -17,6 +17,7 @@ use heddle::{Bm25Params, Field, Hit, SearchEffort, SearchOptions, Searcher, Vect
 
 use super::query_vectors::QueryVectors;
 use super::run::RunEntry;
+use super::ties::{Ids, order_ties};
 
 /// The vector stream's name in `--fuse`.
 pub const VECTOR_STREAM: &str = "vector";
@@ -403,20 +404,26 @@ impl Retrieval {
         // Streams are fused by internal doc id; a document's stored id and title are
         // read only for the results kept (a 1,000-deep stream's stored fields cost more
         // than its search), unless removing the query's own document needs every id.
-        let mut ids: HashMap<u64, (String, String)> = HashMap::new();
+        let mut ids: Ids = HashMap::new();
         let mut scored: Vec<Vec<(u64, f64)>> = Vec::with_capacity(self.streams.len());
         for spec in &self.streams {
-            if self.remove_query {
+            let mut docs = if self.remove_query {
                 let hits = self.search(searcher, spec, query_id, text, vector, depth)?;
-                scored.push(hits.iter().map(|h| (h.doc, h.score)).collect());
+                let docs = hits.iter().map(|h| (h.doc, h.score)).collect();
                 for h in hits {
                     ids.entry(h.doc).or_insert((h.id, h.title));
                 }
+                docs
             } else {
                 let mut docs = self.stream_docs(searcher, spec, query_id, text, vector, depth)?;
                 docs.truncate(depth);
-                scored.push(docs);
+                docs
+            };
+            // RRF reads ranks: each stream in the order its run file is read in.
+            if self.combine == Combine::Rrf {
+                order_ties(&mut docs, usize::MAX, |&d| d, searcher, &mut ids)?;
             }
+            scored.push(docs);
         }
         let scored_streams = || -> Vec<ScoredStream<u64>> {
             scored
@@ -425,7 +432,7 @@ impl Retrieval {
                 .map(|(s, &w)| ScoredStream::new(s, w))
                 .collect()
         };
-        let fused: Vec<Fused<u64>> = match self.combine {
+        let mut fused: Vec<Fused<u64>> = match self.combine {
             Combine::Sum => weighted_sum(&scored_streams())?,
             Combine::Normalized(n) => normalized_sum(&scored_streams(), n)?,
             Combine::Single | Combine::Rrf => {
@@ -445,6 +452,14 @@ impl Retrieval {
                 rrf.fuse(&streams)?
             }
         };
+        // The fused list's ties, too, in trec_eval's order before the cut at `hits`.
+        order_ties(
+            &mut fused,
+            self.hits,
+            |f| (f.key, f.score),
+            searcher,
+            &mut ids,
+        )?;
         fused
             .into_iter()
             .take(self.hits)

@@ -14,7 +14,7 @@ pub use plan::{
     requests_for, round_rate, servers,
 };
 pub use rung::{CPU_STEADY, RungSpec, cpu_steadiness, run_rung};
-pub use warmup::warm_up;
+pub use warmup::{first_error, warm_up};
 
 use crate::bench::backend::Backend;
 use crate::bench::queries::QueryCycle;

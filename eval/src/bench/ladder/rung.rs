@@ -43,9 +43,12 @@ pub fn run_rung(
         spec.seed,
     );
     let live = LiveRung::new(settings.threads, settings.inflight, spec.requests);
-    eprintln!(
+    crate::note!(
         "bench: {} {} @ {}/s: {} requests",
-        spec.engine, spec.label, spec.rate, spec.requests
+        spec.engine,
+        spec.label,
+        spec.rate,
+        spec.requests
     );
     let load_start = load_average();
     let server = backend.local_server();
@@ -53,7 +56,7 @@ pub fn run_rung(
     // Starts the client's own clock over (warm-up and earlier rungs are not this rung).
     let _ = backend.take_client_time();
     let (outcome, probes) = measure(
-        || eprintln!("bench: {}", progress_line(spec, &live.progress())),
+        || crate::note!("bench: {}", progress_line(spec, &live.progress())),
         || run_open_loop(backend, &schedule, queries, settings.k, &live),
     );
     let cpu_end = CpuReading::now_with(server);
@@ -76,7 +79,7 @@ pub fn run_rung(
     report.others_cpu = others_cpu;
     report.steal_cpu = steal_cpu;
     mark_disturbed(&mut report, &outcome, spec.calibration, settings);
-    eprintln!(
+    crate::note!(
         "bench: {} {} @ {}/s: done in {:.1} s, p50 {}, p99 {}, shed {}{}{}{}",
         spec.engine,
         spec.label,

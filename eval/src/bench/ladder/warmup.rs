@@ -28,7 +28,7 @@ pub fn warm_up(backend: &dyn Backend, queries: &QueryCycle, n: u64, k: usize) ->
     for i in 0..n {
         if last_line.elapsed() >= PROGRESS_EVERY {
             last_line = Instant::now();
-            eprintln!("bench: warm-up {i}/{n} queries");
+            crate::note!("bench: warm-up {i}/{n} queries");
         }
         let t = Instant::now();
         let ok = backend.search(queries.get(i), k).is_ok();
@@ -51,5 +51,15 @@ pub fn warm_up(backend: &dyn Backend, queries: &QueryCycle, n: u64, k: usize) ->
         duration_secs: started.elapsed().as_secs_f64(),
         process: Rusage::now().since(&rusage),
         memory,
+    }
+}
+
+/// What the first query's error says, for a warm-up in which every query failed: the
+/// cause (an index without vectors for the vector arm, a server refusing the query)
+/// belongs in the message, not only the count.
+pub fn first_error(backend: &dyn Backend, queries: &QueryCycle, k: usize) -> String {
+    match backend.search(queries.get(0), k) {
+        Err(e) => format!("{e:#}"),
+        Ok(_) => "the first query succeeds when asked again".to_string(),
     }
 }

@@ -13,7 +13,6 @@ use super::BenchReport;
 /// then a rename): a run rewrites it after every rung, and one killed while writing
 /// leaves the previous version whole.
 pub fn write_json(report: &BenchReport, path: &Path) -> anyhow::Result<()> {
-    create_parent(path)?;
     let tmp = temporary_beside(path);
     let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let mut out = BufWriter::new(file);
@@ -34,33 +33,9 @@ fn temporary_beside(path: &Path) -> std::path::PathBuf {
     path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
-/// Fails now, before any rung runs, if `path` could not be written at the end: its
-/// directory is created, and a file that exists must be a writable file.
+/// [`crate::output::check_file`], under the name heddle-bench calls it by.
 pub fn check_writable(path: &Path, flag: &str) -> anyhow::Result<()> {
-    create_parent(path).with_context(|| format!("{flag} {}", path.display()))?;
-    if path.is_dir() {
-        anyhow::bail!("{flag} {} is a directory, not a file", path.display());
-    }
-    let existed = path.exists();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .with_context(|| format!("{flag} {} cannot be written", path.display()))?;
-    if !existed {
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
-}
-
-/// Creates `dir` (for `--hgrm`) and checks that files can be made in it.
-pub fn check_directory(dir: &Path, flag: &str) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{flag} {}", dir.display()))?;
-    check_writable(
-        &dir.join(format!(".heddle-check-{}", std::process::id())),
-        flag,
-    )
+    crate::output::check_file(path, flag)
 }
 
 pub fn read_json(path: &Path) -> anyhow::Result<BenchReport> {
@@ -69,17 +44,7 @@ pub fn read_json(path: &Path) -> anyhow::Result<BenchReport> {
         .with_context(|| format!("reading {}", path.display()))
 }
 
-/// Writes the rendered SVG, creating its directory.
+/// Writes the rendered SVG (its directory exists: [`crate::output`]).
 pub fn write_svg(svg: &str, path: &Path) -> anyhow::Result<()> {
-    create_parent(path)?;
     std::fs::write(path, svg).with_context(|| format!("writing {}", path.display()))
-}
-
-fn create_parent(path: &Path) -> anyhow::Result<()> {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
-        }
-        _ => Ok(()),
-    }
 }

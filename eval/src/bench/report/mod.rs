@@ -10,7 +10,7 @@ mod svg;
 mod table;
 
 pub use aggregate::summarise;
-pub use json::{check_directory, check_writable, read_json, write_json, write_svg};
+pub use json::{check_writable, read_json, write_json, write_svg};
 pub use model::*;
 pub use svg::render_svg;
 pub(crate) use svg::{Axis, provenance, provenance_lines, tick_label};

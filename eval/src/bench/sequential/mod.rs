@@ -69,7 +69,7 @@ pub fn run_sequential(
     for pass in 0..passes {
         if last_line.elapsed() >= Duration::from_secs(4) {
             last_line = Instant::now();
-            eprintln!(
+            crate::note!(
                 "sequential: pass {pass}/{passes} ({:.0} s)",
                 started.elapsed().as_secs_f64()
             );

@@ -54,7 +54,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         (&args.html, "--html"),
     ] {
         if let Some(p) = p {
-            crate::bench::report::check_writable(p, flag)?;
+            crate::output::check_file(p, flag)?;
         }
     }
     let queries = QueryCycle::load(&args.queries, args.seed)?;
@@ -95,9 +95,11 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         }
         let before = Fingerprint::of(&dir)
             .with_context(|| format!("fingerprinting the source index {shown}"))?;
-        eprintln!(
+        crate::note!(
             "bench: source {shown}: {} files, {} bytes, hash {:016x}",
-            before.files, before.bytes, before.hash
+            before.files,
+            before.bytes,
+            before.hash
         );
         sources.push(SourceCheck {
             dir: shown,
@@ -146,7 +148,7 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
             seed: settings.seed ^ 0x5752_4954_4553, // "WRITES": not the corpus's seed
         },
     };
-    eprintln!(
+    crate::note!(
         "bench: preparing {needed} batch(es) of {} documents: {}",
         args.write_docs,
         source.describe()
@@ -260,20 +262,22 @@ pub fn run(args: &BenchArgs, engines: &[Box<dyn BackendFactory>]) -> anyhow::Res
         true => crate::bench::report::Width::Wide,
         false => crate::bench::report::Width::Narrow,
     };
+    // The files before the table: a standard output that cannot be written must not
+    // lose the measurement.
     let text = table::render_as(&report, width);
-    print!("{text}");
     if let Some(path) = &args.json {
         write_json(&report, path)?;
-        eprintln!("bench: wrote {}", path.display());
+        crate::note!("bench: wrote {}", path.display());
     }
     if let Some(path) = &args.svg {
         crate::bench::report::write_svg(&svg::render_svg(&report), path)?;
-        eprintln!("bench: wrote {}", path.display());
+        crate::note!("bench: wrote {}", path.display());
     }
     if let Some(path) = &args.html {
         crate::html::writes_page(&report, &text).write(path)?;
-        eprintln!("bench: wrote {}", path.display());
+        crate::note!("bench: wrote {}", path.display());
     }
+    crate::out!("{text}");
     if let Some(changed) = report.sources.iter().find(|s| !s.identical()) {
         bail!(
             "the source index {} CHANGED during the writes arm (it must never be written)",
@@ -378,7 +382,7 @@ fn calibrate_all(
                 factory.name()
             )
         })?;
-        eprintln!(
+        crate::note!(
             "bench: {}: warm-up for calibration, {warm_n} queries",
             factory.name()
         );
@@ -413,7 +417,7 @@ fn trial(
     threads: usize,
 ) -> anyhow::Result<TrialReport> {
     let copy = ScratchCopy::of(&factory.source_dir(&args.index), scratch)?;
-    eprintln!(
+    crate::note!(
         "bench: {} {}: copied {} bytes to {} in {:.2} s",
         spec.engine,
         spec.label,
@@ -435,9 +439,10 @@ fn trial(
     let warmup = warm_up(&*backend, queries, warm_n, settings.k);
     ensure!(
         warm_n == 0 || warmup.errors < warm_n,
-        "{}: every warm-up query failed on the copy of {}",
+        "{}: every warm-up query failed on the copy of {}: {}",
         spec.engine,
-        args.index.display()
+        args.index.display(),
+        crate::bench::ladder::first_error(&*backend, queries, settings.k)
     );
     let run = run_trial(&*backend, spec, settings, queries, batches);
     drop(backend);
@@ -508,12 +513,9 @@ pub fn default_scratch() -> PathBuf {
     std::env::temp_dir()
 }
 
-/// Writes the whole report as JSON, creating the file's directory and replacing the
-/// file atomically (a temporary file beside it, then a rename).
+/// Writes the whole report as JSON, replacing the file atomically (a temporary file
+/// beside it, then a rename). Its directory must exist ([`crate::output`]).
 pub fn write_json(report: &WritesReport, path: &std::path::Path) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
     let mut text = serde_json::to_string(report)?;
     text.push('\n');
     let tmp = path.with_file_name(format!(

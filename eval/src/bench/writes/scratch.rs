@@ -135,7 +135,7 @@ impl ScratchCopy {
 impl Drop for ScratchCopy {
     fn drop(&mut self) {
         if let Err(e) = fs::remove_dir_all(&self.dir) {
-            eprintln!(
+            crate::note!(
                 "bench: warning: could not remove the copy {}: {e}",
                 self.dir.display()
             );

@@ -50,7 +50,7 @@ pub(super) fn calibrate(
     warm_n: u64,
 ) -> anyhow::Result<Calibration> {
     let backend = factory.open_http()?;
-    eprintln!("bench: http: warm-up for calibration, {warm_n} queries");
+    crate::note!("bench: http: warm-up for calibration, {warm_n} queries");
     let w = warm_up(&*backend, queries, warm_n, settings.k);
     let hint = w.latency_us.mean.unwrap_or(1_000.0);
     ladder::calibrate(
@@ -83,12 +83,14 @@ pub(super) fn trial(
     let warmup = warm_up(&*backend, queries, warm_n, settings.k);
     ensure!(
         warm_n == 0 || warmup.errors < warm_n,
-        "{}: every warm-up query failed on {url}",
-        spec.engine
+        "{}: every warm-up query failed on {url}: {}",
+        spec.engine,
+        crate::bench::ladder::first_error(&*backend, queries, settings.k)
     );
-    eprintln!(
+    crate::note!(
         "bench: {} {}: writing into {url} (ids {TARGET_ID_PREFIX}…)",
-        spec.engine, spec.label
+        spec.engine,
+        spec.label
     );
     let run = run_trial(&*backend, spec, settings, queries, batches);
     let ids: Vec<String> = batches
@@ -109,9 +111,10 @@ pub(super) fn trial(
         left.len(),
         left[0]
     );
-    eprintln!(
+    crate::note!(
         "bench: {} {}: deleted the trial's documents from {url}",
-        spec.engine, spec.label
+        spec.engine,
+        spec.label
     );
     Ok(trial_report(spec, run, warmup, 0, 0, 0.0, open_secs))
 }
@@ -132,7 +135,7 @@ fn clear_leftovers(backend: &HttpBackend, url: &str) -> anyhow::Result<()> {
                  ids are not the arm's (e.g. {foreign}): refusing to write beside them"
             );
         }
-        eprintln!(
+        crate::note!(
             "bench: deleting {} documents an earlier writes run left in {url}",
             hits.len()
         );

@@ -75,7 +75,7 @@ pub fn run_trial(
     let last_due = schedule.due_ns().last().copied().unwrap_or(0);
     let first_write = first_write_ns(&schedule);
     let live = LiveRung::logged(settings.threads, settings.inflight, spec.requests);
-    eprintln!(
+    crate::note!(
         "bench: {} {} @ {}/s: {} requests over {:.1} s; first write at {:.1} s",
         spec.engine,
         spec.label,
@@ -89,7 +89,7 @@ pub fn run_trial(
     let origin = open_loop_origin();
     let progress = || {
         let p = live.progress().line();
-        eprintln!("bench: {} {}: {p}", spec.engine, spec.label);
+        crate::note!("bench: {} {}: {p}", spec.engine, spec.label);
     };
     let ((outcome, (commits, writer_error)), probes) = measure(progress, || {
         thread::scope(|s| {
@@ -273,7 +273,7 @@ fn write(
             others_cpu,
             disturbed_reasons: Vec::new(),
         };
-        eprintln!(
+        crate::note!(
             "bench: {} {}: commit {} of {} documents in {:.3} s{}",
             spec.engine,
             spec.label,
