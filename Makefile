@@ -189,6 +189,40 @@ compare: $(CORPUS)/corpus.jsonl $(QUERIES)
 		--json $(COMPARE_OUT)/ladder.json --svg $(COMPARE_OUT)/ladder.svg \
 		--compare-json $(COMPARE_OUT)/compare.json $(COMPARE_FLAGS)
 
+# heddle against Lucene 9.9.1 (bench/: heddle-bench lucene; docs/DECISIONS.md, "Lucene as a
+# second peer"). Installs what it needs and says so: a JDK from apt if javac is missing, the
+# pyserini 1.6.0 sdist from PyPI (its Anserini 1.7.1 fat jar holds Lucene 9.9.1), kept in
+# LUCENE_CACHE outside the repository and checked by sha256. Nothing of this is needed by
+# make test or CI. The three engines: heddle in-process, heddle-child and Lucene (both children
+# over the same line protocol); the ratio to quote is heddle-child/lucene.
+LUCENE_CACHE ?= $(HOME)/.cache/heddle/lucene
+LUCENE_JAR := $(LUCENE_CACHE)/pyserini-1.6.0/pyserini/resources/jars/anserini-1.7.1-fatjar.jar
+LUCENE_JAR_SHA256 := 183bf5b53c82441b249d475f66f73aaa3e7dedd8892dece747e3680a1fda34f3
+LUCENE_CLASSES := bench/target/lucene-classes
+LUCENE_FLAGS ?=
+.PHONY: compare-lucene lucene-setup
+lucene-setup:
+	@if ! command -v javac >/dev/null; then \
+		echo "compare-lucene: installing openjdk-17-jdk-headless with apt-get (javac is missing)"; \
+		apt-get update && apt-get install -y openjdk-17-jdk-headless; fi
+	@mkdir -p $(LUCENE_CACHE)
+	@if [ ! -f $(LUCENE_JAR) ]; then \
+		echo "compare-lucene: downloading the pyserini 1.6.0 sdist from PyPI into $(LUCENE_CACHE) (165 MB)"; \
+		pip download --no-deps --no-binary :all: pyserini==1.6.0 -d $(LUCENE_CACHE) && \
+		tar xzf $(LUCENE_CACHE)/pyserini-1.6.0.tar.gz -C $(LUCENE_CACHE) --wildcards '*/anserini-1.7.1-fatjar.jar'; fi
+	@echo "$(LUCENE_JAR_SHA256)  $(LUCENE_JAR)" | sha256sum -c -
+	@mkdir -p $(LUCENE_CLASSES)
+	javac --release 17 -cp $(LUCENE_JAR) -d $(LUCENE_CLASSES) bench/lucene/HeddleLucene.java
+
+compare-lucene: lucene-setup $(CORPUS)/corpus.jsonl $(QUERIES)
+	cd bench && $(CARGO) build --release
+	@mkdir -p $(COMPARE_OUT)
+	bench/target/release/heddle-bench lucene --corpus $(CORPUS) --queries $(QUERIES) \
+		--workdir $(COMPARE_DIR)/work/$(notdir $(CORPUS)) \
+		--lucene-classpath $(LUCENE_JAR):$(abspath $(LUCENE_CLASSES)) \
+		--fractions 0.25,0.5,0.75,1,1.5,2,3,4 --samples 10000 --inflight 64 \
+		--json $(COMPARE_OUT)/lucene-ladder.json --compare-json $(COMPARE_OUT)/lucene.json $(LUCENE_FLAGS)
+
 # heddle's approximate vector search against usearch's HNSW, in bench/ (issue 31;
 # docs/PERF.md, "heddle against a vector peer"): SciFact's real MiniLM vectors (make
 # hybrid's cache, encoded once if missing: 5-10 minutes of CPU), 171k noisy copies of them,

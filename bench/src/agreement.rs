@@ -304,7 +304,7 @@ pub fn render(r: &AgreementReport, threshold: Option<f64>) -> String {
     );
     let _ = writeln!(
         out,
-        "  of the rest, {} differ by tantivy's one-byte length code alone (reference BM25 reproduces both engines' scores), {} differ otherwise → {:.1}% explained{}",
+        "  of the rest, {} differ by {b}'s one-byte length code alone (reference BM25 reproduces both engines' scores), {} differ otherwise → {:.1}% explained{}",
         r.length_code,
         r.differs,
         100.0 * r.agreeing_explained,

@@ -18,6 +18,8 @@
 //! - [`child`]: builds and memory rungs in processes of their own (peak RSS per engine);
 //! - [`compare`]: the `bench` command that runs all of it; [`report`]: the ratio table
 //!   and each engine's highest rate held;
+//! - [`peer`]: Lucene as a second peer, in a child JVM, and heddle in a child process,
+//!   both over the line protocol of [`protocol`] (the `lucene` command);
 //! - [`vectors`]: heddle's approximate vector search against a vector peer (usearch's
 //!   HNSW), recall-matched, with the same instrument (the `vectors` command).
 
@@ -26,6 +28,8 @@ pub mod analysis;
 pub mod child;
 pub mod compare;
 pub mod engines;
+pub mod peer;
+pub mod protocol;
 pub mod reference;
 pub mod report;
 pub mod scale;

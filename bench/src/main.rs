@@ -8,10 +8,11 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use heddle_bench::child::{self, BuildIndexArgs, ServeRssArgs};
 use heddle_bench::compare::{self, CompareArgs};
+use heddle_bench::peer::LuceneArgs;
 use heddle_bench::vectors::child::{VectorsBuildArgs, VectorsServeArgs};
 use heddle_bench::vectors::generate::DataArgs;
 use heddle_bench::vectors::run::VectorsArgs;
-use heddle_bench::{report, scale, vectors};
+use heddle_bench::{peer, report, scale, vectors};
 
 /// heddle against tantivy with the same open-loop instrument, queries and tokens.
 #[derive(Parser)]
@@ -28,6 +29,13 @@ enum Command {
     /// (engines alternating rung by rung) and peak RSS, as heddle/tantivy ratios. Takes
     /// every `heddle-eval bench` flag but --index.
     Bench(Box<CompareArgs>),
+    /// heddle against Lucene (a child JVM running bench/lucene/HeddleLucene.java), with
+    /// heddle both in this process and in a child over the same line protocol: indexes,
+    /// the agreement gate, open times, the sequential pass, the ladder (engines
+    /// alternating rung by rung), each engine's memory, and the table with the
+    /// like-for-like ratio (heddle-child/lucene) and the protocol's cost. Takes every
+    /// `heddle-eval bench` flag but --index.
+    Lucene(Box<LuceneArgs>),
     /// Several runs' --compare-json files: every figure and ratio as median [min–max].
     #[command(visible_alias = "summarize")]
     Summarise {
@@ -143,6 +151,16 @@ fn run() -> anyhow::Result<()> {
         .into_iter()
         .fold(c, |c, id| c.mut_arg(id, |a| a.hide(true)))
     });
+    let command = command.mut_subcommand("lucene", |c| {
+        c.mut_arg("index", |a| {
+            a.required(false)
+                .required_unless_present(clap::builder::Resettable::<clap::Id>::Reset)
+                .hide(true)
+                .default_value(".")
+        })
+        .mut_arg("target", |a| a.hide(true))
+        .mut_arg("target_field", |a| a.hide(true))
+    });
     let matches = command.get_matches();
     if let Some(("vectors", m)) = matches.subcommand() {
         for id in [
@@ -183,6 +201,7 @@ fn run() -> anyhow::Result<()> {
         Command::Bench(args) if args.open_only => compare::run_open_only(&args),
         Command::Bench(args) if args.bench.writes => compare::run_writes(&args).map(|_| ()),
         Command::Bench(args) => compare::run(&args).map(|_| ()),
+        Command::Lucene(args) => peer::run(&args).map(|_| ()),
         Command::Summarise { files } => {
             let runs = files
                 .iter()

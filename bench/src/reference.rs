@@ -60,8 +60,25 @@ pub fn query_terms(analyzer: &Analyzer, query: &str) -> BTreeMap<String, u32> {
     q
 }
 
-/// heddle's model: exact length, f64 throughout.
+/// BM25's two parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    pub k1: f64,
+    pub b: f64,
+}
+
+/// heddle's model: exact length, f64 throughout, at k1 1.2 and b 0.75.
 pub fn score_exact(stats: &CollectionStats, query: &BTreeMap<String, u32>, doc: &DocTerms) -> f64 {
+    score_exact_with(&Params { k1: K1, b: B }, stats, query, doc)
+}
+
+/// heddle's model at any k1 and b.
+pub fn score_exact_with(
+    p: &Params,
+    stats: &CollectionStats,
+    query: &BTreeMap<String, u32>,
+    doc: &DocTerms,
+) -> f64 {
     let n = stats.docs as f64;
     let avgdl = stats.total_tokens as f64 / n;
     let mut score = 0.0;
@@ -71,10 +88,39 @@ pub fn score_exact(stats: &CollectionStats, query: &BTreeMap<String, u32>, doc: 
         };
         let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
         let tf = tf as f64;
-        score +=
-            qtf as f64 * idf * (K1 + 1.0) * tf / (tf + K1 * (1.0 - B + B * doc.len as f64 / avgdl));
+        score += qtf as f64 * idf * (p.k1 + 1.0) * tf
+            / (tf + p.k1 * (1.0 - p.b + p.b * doc.len as f64 / avgdl));
     }
     score
+}
+
+/// Lucene 9's BM25Similarity as its source computes it: N is `docCount` (the documents
+/// holding a token of the field), the length is the one-byte norm's (the same code as
+/// tantivy's), the idf and the per-length factor are rounded to f32, a term scores
+/// `w − w / (1 + tf · norm)` with `w = boost · idf` — without the constant factor
+/// k1 + 1, which Lucene dropped in 8.0 (it changes no ranking) — and the clauses are
+/// summed in f64, then rounded to f32.
+pub fn score_lucene(
+    p: &Params,
+    stats: &CollectionStats,
+    query: &BTreeMap<String, u32>,
+    doc: &DocTerms,
+) -> f64 {
+    let (k1, b) = (p.k1 as f32, p.b as f32);
+    let doc_count = stats.docs as f64;
+    let avgdl = (stats.total_tokens as f64 / doc_count) as f32;
+    let len = coded_length(doc.len) as f32;
+    let norm = 1f32 / (k1 * ((1f32 - b) + b * len / avgdl));
+    let mut score = 0f64;
+    for (term, &qtf) in query {
+        let (Some(&tf), Some(&df)) = (doc.tf.get(term), stats.df.get(term)) else {
+            continue;
+        };
+        let idf = (1.0 + (doc_count - df as f64 + 0.5) / (df as f64 + 0.5)).ln() as f32;
+        let w = qtf as f32 * idf;
+        score += (w - w / (1f32 + tf as f32 * norm)) as f64;
+    }
+    score as f32 as f64
 }
 
 /// tantivy's length code: the largest code value not above the length.
@@ -176,5 +222,36 @@ mod tests {
             c > e,
             "a coded length of 96 scores above the exact 100: {e} vs {c}"
         );
+    }
+
+    #[test]
+    fn lucenes_model_is_the_coded_one_without_k1_plus_1() {
+        let analyzer = Analyzer::new(AnalyzerConfig::english());
+        let q = query_terms(&analyzer, "virus bats virus");
+        let stats = CollectionStats {
+            docs: 1_000,
+            total_tokens: 100_000,
+            df: q.keys().map(|t| (t.clone(), 10)).collect(),
+        };
+        let p = Params { k1: 1.2, b: 0.75 };
+        for text in [
+            "a virus in bats",
+            &("virus ".to_string() + &"word ".repeat(99)),
+        ] {
+            let d = DocTerms::of(&analyzer, "", text);
+            let (l, c) = (
+                score_lucene(&p, &stats, &q, &d),
+                score_coded(&stats, &q, &d),
+            );
+            assert!(((p.k1 + 1.0) * l - c).abs() / c < 1e-5, "{l} vs {c}");
+        }
+        // Another k1 and b change it as they change heddle's exact score.
+        let d = DocTerms::of(&analyzer, "", "a virus in bats");
+        let p2 = Params { k1: 0.9, b: 0.4 };
+        let (l, e) = (
+            score_lucene(&p2, &stats, &q, &d),
+            score_exact_with(&p2, &stats, &q, &d),
+        );
+        assert!(((p2.k1 + 1.0) * l - e).abs() / e < 1e-5, "{l} vs {e}");
     }
 }

@@ -22,7 +22,7 @@ use crate::child::ServeRss;
 use crate::engines::BuildStats;
 use heddle_eval::bench::sequential::SequentialReport;
 
-mod held;
+pub mod held;
 pub mod html;
 pub use held::{
     Accounting, EngineHold, HELD_LABEL, HeldRung, OVERLOAD_LABEL, Overload, OverloadRung,

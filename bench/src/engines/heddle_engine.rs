@@ -118,6 +118,17 @@ impl HeddleAt {
             factory: HeddleFactory::default(),
         }
     }
+
+    /// At another BM25 than the engine's default (the Lucene comparison takes any).
+    pub fn with_bm25(dir: &Path, bm25: heddle::Bm25Params) -> Self {
+        HeddleAt {
+            dir: dir.to_path_buf(),
+            factory: HeddleFactory {
+                bm25,
+                ..HeddleFactory::default()
+            },
+        }
+    }
 }
 
 impl BackendFactory for HeddleAt {
@@ -145,13 +156,28 @@ impl BackendFactory for HeddleAt {
 /// heddle with scores, for the agreement check.
 pub struct HeddleScored {
     index: Index,
+    bm25: heddle::Bm25Params,
 }
 
 impl HeddleScored {
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
         let index =
             Index::open(dir).with_context(|| format!("opening heddle index {}", dir.display()))?;
-        Ok(HeddleScored { index })
+        Ok(HeddleScored {
+            index,
+            bm25: heddle::Bm25Params::default(),
+        })
+    }
+
+    /// At another BM25 than the engine's default.
+    pub fn with_bm25(mut self, bm25: heddle::Bm25Params) -> Self {
+        self.bm25 = bm25;
+        self
+    }
+
+    /// The documents BM25 counts as N.
+    pub fn num_docs(&self) -> u64 {
+        self.index.searcher().num_docs()
     }
 }
 
@@ -159,6 +185,7 @@ impl ScoredSearch for HeddleScored {
     fn search_scored(&self, query: &str, k: usize) -> anyhow::Result<Vec<ScoredHit>> {
         let opts = SearchOptions {
             k,
+            bm25: self.bm25,
             ..SearchOptions::default()
         };
         Ok(self

@@ -1,0 +1,726 @@
+//! `heddle-bench lucene`: heddle against Lucene, a peer that cannot live in this process
+//! (docs/PERF.md rule 12; docs/DECISIONS.md, "Lucene as a second peer").
+//!
+//! Three engines, all behind the instrument's `Backend`: heddle in this process, heddle
+//! in a child process (`heddle-child`) and Lucene in a child JVM, both children reached
+//! over the same line protocol ([`crate::protocol`]). heddle-child / lucene is the
+//! like-for-like ratio (the protocol's cost is on both sides); heddle / heddle-child is
+//! what the protocol adds. Order of work: indexes (built or reused), the agreement gate
+//! (nothing is timed if it fails), open times, the sequential pass, the open-loop ladder
+//! (engines alternating rung by rung), each child's memory, the table.
+
+pub mod backend;
+pub mod lucene;
+pub mod table;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail, ensure};
+use clap::Args;
+use heddle::{Analyzer, Bm25Params};
+use heddle_eval::bench::ladder::{RungSpec, run_rung, warm_up};
+use heddle_eval::bench::queries::QueryCycle;
+use heddle_eval::bench::report::Settings;
+use heddle_eval::bench::sequential::per_query::{self, PerQueryReport};
+use heddle_eval::bench::sequential::{SequentialReport, passes_for, run_sequential};
+use heddle_eval::bench::stats::{Spread, spread};
+use heddle_eval::bench::{Backend, BackendFactory, BenchArgs};
+use serde::{Deserialize, Serialize};
+
+use crate::agreement::{self, AgreementReport, Class, MATCHED_THRESHOLD};
+use crate::analysis::Analysis;
+use crate::child;
+use crate::engines::{
+    BuildOptions, BuildStats, Engine, HeddleAt, HeddleScored, ScoredSearch, corpus_file,
+};
+use crate::reference;
+use crate::report::held::{EngineHold, holds};
+use crate::workdir::{BuildKey, BuildRecord, CorpusFingerprint, Slot};
+use backend::{ChildFactory, ChildRss, ChildSpec, QueryForm, WarmRule, Warmed};
+use lucene::{JavaArgs, LuceneBuild, LuceneKey, LuceneSlot};
+
+/// The engines' names in every report.
+pub const HEDDLE: &str = "heddle";
+pub const HEDDLE_CHILD: &str = "heddle-child";
+pub const LUCENE: &str = "lucene";
+
+/// `heddle-bench lucene`'s flags: the comparison's own, the JVM's, and every
+/// `heddle-eval bench` flag but --index.
+#[derive(Debug, Clone, Args)]
+pub struct LuceneArgs {
+    /// BEIR directory holding corpus.jsonl (or the corpus.jsonl file itself).
+    #[arg(long, value_name = "DIR")]
+    pub corpus: PathBuf,
+    /// Where the indexes are kept and reused while corpus and settings are unchanged
+    /// [default: results/compare/work in the repository].
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::compare::default_workdir(), hide_default_value = true)]
+    pub workdir: PathBuf,
+    /// Rebuild both indexes even if reusable ones exist.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Indexing threads, the same for both engines [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    pub index_threads: Option<usize>,
+    /// Lucene's indexing RAM buffer (IndexWriterConfig.setRAMBufferSizeMB), MiB; heddle
+    /// builds in one commit without a budget, as `make compare` builds it.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub lucene_ram_mib: usize,
+    /// Queries per engine in the sequential pass.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub sequential_samples: u64,
+    /// Starts of each engine (alternating) whose median is its open time.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub open_rounds: usize,
+    /// How deep each engine is asked in the agreement check.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    pub agreement_depth: usize,
+    /// Go on to the timings even if the engines disagree (the figures are then not a
+    /// speed comparison, and say so).
+    #[arg(long)]
+    pub allow_disagreement: bool,
+    /// Stop after the agreement check: no timing at all.
+    #[arg(long)]
+    pub agreement_only: bool,
+    /// Requests in each engine's memory rung (a fresh process each); 0 skips it.
+    #[arg(long, value_name = "N", default_value_t = 5_000)]
+    pub memory_requests: u64,
+    /// JIT warm-up: at least this many whole passes over the query set per child start.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub warm_min_passes: usize,
+    /// JIT warm-up: at most this many passes.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub warm_max_passes: usize,
+    /// JIT warm-up: stable when a pass's mean latency is within this fraction of the
+    /// pass before.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    pub warm_tolerance: f64,
+    /// Writes the comparison (every figure, the agreement per query) here.
+    #[arg(long, value_name = "FILE")]
+    pub compare_json: Option<PathBuf>,
+    #[command(flatten)]
+    pub java: JavaArgs,
+    #[command(flatten)]
+    pub bench: BenchArgs,
+}
+
+/// One engine's figures.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Figures {
+    pub engine: String,
+    pub build_secs: Option<f64>,
+    pub docs: Option<u64>,
+    pub docs_per_sec: Option<f64>,
+    pub index_bytes: Option<u64>,
+    pub segments: Option<usize>,
+    pub build_peak_rss_kib: Option<u64>,
+    /// From starting the engine (its process, for a child) until it can answer, s.
+    pub open_secs: Option<Spread<f64>>,
+    /// The engine's own time to open its index (inside its process), s.
+    pub open_engine_secs: Option<Spread<f64>>,
+    pub sequential: Option<SequentialReport>,
+    pub warm_up: Vec<Warmed>,
+    pub held: Option<EngineHold>,
+    pub memory: Option<ChildRss>,
+}
+
+/// The whole comparison, as --compare-json writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LuceneReport {
+    pub corpus: String,
+    pub queries: String,
+    pub lucene_version: String,
+    pub k1: f64,
+    pub b: f64,
+    pub warm_rule: WarmRule,
+    pub agreement: AgreementReport,
+    /// Queries whose top k through the protocol differ from heddle in-process (0: the
+    /// protocol changes no answer).
+    pub protocol_mismatches: usize,
+    pub lucene_build: LuceneBuild,
+    pub engines: Vec<Figures>,
+    /// heddle-child against lucene, query by query and per class.
+    pub per_query: Option<PerQueryReport>,
+    /// heddle in-process against heddle-child, query by query.
+    pub per_query_protocol: Option<PerQueryReport>,
+    pub memory_rate: Option<f64>,
+    pub environment: Option<heddle_eval::env::Environment>,
+}
+
+/// Runs the comparison.
+pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
+    let bm25 = Bm25Params {
+        k1: args.bench.k1,
+        b: args.bench.b,
+    };
+    let mut environment = heddle_eval::env::Environment::capture(&args.workdir);
+    let corpus = corpus_file(&args.corpus);
+    ensure!(
+        corpus.is_file(),
+        "{}: no corpus.jsonl there",
+        args.corpus.display()
+    );
+    let analyzer = Arc::new(Analyzer::new(Analysis::Matched.heddle_analyzer()));
+
+    // 1. Indexes.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = args.index_threads.unwrap_or(cores).max(1);
+    eprintln!("lucene: fingerprinting {}", corpus.display());
+    let fingerprint = CorpusFingerprint::of(&corpus)?;
+    let (heddle_stats, heddle_dir) = heddle_index(args, &corpus, &fingerprint, threads)?;
+    let slot = LuceneSlot::new(&args.workdir);
+    let key = LuceneKey {
+        corpus: fingerprint,
+        threads,
+        ram_mb: args.lucene_ram_mib,
+        segments: heddle_stats.segments.max(1),
+        k1: bm25.k1,
+        b: bm25.b,
+        classpath: args.java.lucene_classpath.clone(),
+        heddle_bench_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let lucene_build = match slot.reusable(&key).filter(|_| !args.rebuild) {
+        Some(b) => {
+            eprintln!(
+                "lucene: reusing {} (--rebuild to rebuild)",
+                slot.index_dir().display()
+            );
+            b
+        }
+        None => slot.build(&args.java, &corpus, &analyzer, &key)?,
+    };
+    ensure!(
+        lucene_build.docs == heddle_stats.docs,
+        "the engines indexed different numbers of documents (heddle {}, lucene {})",
+        heddle_stats.docs,
+        lucene_build.docs
+    );
+
+    let queries = Arc::new(QueryCycle::load(&args.bench.queries, args.bench.seed)?);
+    let rule = WarmRule {
+        min_passes: args.warm_min_passes,
+        max_passes: args.warm_max_passes,
+        tolerance: args.warm_tolerance,
+    };
+    let serve_threads = args.bench.threads.unwrap_or(cores).max(1);
+    let specs = child_specs(
+        args,
+        &heddle_dir,
+        &slot.index_dir(),
+        serve_threads,
+        bm25,
+        &analyzer,
+    )?;
+
+    // 2. Agreement, before any timing.
+    let lucene_probe = ChildFactory::new(specs[1].clone()).start()?;
+    let heddle_child_probe = ChildFactory::new(specs[0].clone()).start()?;
+    let heddle_scored = HeddleScored::open(&heddle_dir)?.with_bm25(bm25);
+    let (agreement, protocol_mismatches) = check_agreement(
+        args,
+        &corpus,
+        &analyzer,
+        &heddle_scored,
+        &heddle_child_probe,
+        &lucene_probe,
+    )?;
+    drop(heddle_child_probe);
+    print!("{}", agreement::render(&agreement, Some(MATCHED_THRESHOLD)));
+    println!(
+        "  through the protocol, heddle-child's top {} differs from heddle in-process on {} queries",
+        args.bench.k, protocol_mismatches
+    );
+    ensure!(
+        protocol_mismatches == 0,
+        "heddle through the protocol answers differently from heddle in-process on {protocol_mismatches} queries: the protocol is broken"
+    );
+    if !agreement.passes(MATCHED_THRESHOLD) {
+        if args.allow_disagreement {
+            eprintln!(
+                "lucene: the engines DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
+            );
+        } else {
+            bail!(
+                "heddle and Lucene disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison (--allow-disagreement to time them anyway)",
+                100.0 * (1.0 - agreement.agreeing_explained),
+                100.0 * (1.0 - MATCHED_THRESHOLD)
+            );
+        }
+    }
+    let lucene_version = lucene_probe.process.ready.version.clone();
+    drop(lucene_probe);
+    let mut report = LuceneReport {
+        corpus: corpus.display().to_string(),
+        queries: args.bench.queries.display().to_string(),
+        lucene_version,
+        k1: bm25.k1,
+        b: bm25.b,
+        warm_rule: rule,
+        agreement,
+        protocol_mismatches,
+        lucene_build: lucene_build.clone(),
+        engines: vec![
+            Figures {
+                engine: HEDDLE.into(),
+                build_secs: Some(heddle_stats.seconds),
+                docs: Some(heddle_stats.docs),
+                docs_per_sec: Some(heddle_stats.docs_per_sec),
+                index_bytes: Some(heddle_stats.bytes),
+                segments: Some(heddle_stats.segments),
+                build_peak_rss_kib: heddle_stats.peak_rss_kib,
+                ..Default::default()
+            },
+            Figures {
+                engine: HEDDLE_CHILD.into(),
+                ..Default::default()
+            },
+            Figures {
+                engine: LUCENE.into(),
+                build_secs: Some(lucene_build.seconds),
+                docs: Some(lucene_build.docs),
+                docs_per_sec: Some(lucene_build.docs as f64 / lucene_build.seconds.max(1e-9)),
+                index_bytes: Some(lucene_build.bytes),
+                segments: Some(lucene_build.segments),
+                build_peak_rss_kib: lucene_build.peak_rss_kib,
+                ..Default::default()
+            },
+        ],
+        per_query: None,
+        per_query_protocol: None,
+        memory_rate: None,
+        environment: None,
+    };
+    if args.agreement_only {
+        return Ok(report);
+    }
+
+    // 3. Open times, engines alternating within each round.
+    time_opens(args, &heddle_dir, &specs, &mut report)?;
+
+    // 4. The sequential pass, children warmed up by the rule first.
+    let warm_factories: Vec<ChildFactory> = specs
+        .iter()
+        .map(|s| {
+            let mut f = ChildFactory::new(s.clone());
+            f.warm = Some((queries.clone(), args.bench.k, rule));
+            f
+        })
+        .collect();
+    let heddle_factory = HeddleAt::with_bm25(&heddle_dir, bm25);
+    if args.sequential_samples > 0 {
+        let heddle = heddle_factory.open(&heddle_dir)?;
+        warm_up(&*heddle, &queries, queries.len() as u64, args.bench.k);
+        let children: Vec<Arc<dyn Backend>> = warm_factories
+            .iter()
+            .map(|f| f.open(&heddle_dir))
+            .collect::<anyhow::Result<_>>()?;
+        let engines: Vec<(&str, &dyn Backend)> = vec![
+            (HEDDLE, &*heddle),
+            (HEDDLE_CHILD, &*children[0]),
+            (LUCENE, &*children[1]),
+        ];
+        let passes = passes_for(args.sequential_samples, queries.len());
+        eprintln!(
+            "lucene: sequential pass: {passes} passes of {} queries per engine, alternating",
+            queries.len()
+        );
+        let reports = run_sequential(&engines, &queries, passes, args.bench.k);
+        println!("{}", heddle_eval::bench::sequential::render(&reports));
+        let (pq, pq_protocol) = per_query_reports(&reports, &queries, passes, &heddle_dir)?;
+        if let Some(r) = &pq {
+            println!("{}", per_query::render(r));
+        }
+        if let Some(r) = &pq_protocol {
+            println!("{}", per_query::render(r));
+        }
+        report.per_query = pq;
+        report.per_query_protocol = pq_protocol;
+        for (f, s) in report.engines.iter_mut().zip(reports) {
+            f.sequential = Some(s);
+        }
+    }
+
+    // 5. The ladder: the instrument itself, three engines alternating rung by rung.
+    let mut bench = args.bench.clone();
+    bench.index = args.workdir.clone();
+    bench.baseline.get_or_insert_with(|| LUCENE.to_string());
+    bench.label.get_or_insert_with(|| {
+        "matched analysis (heddle's tokens), children over the line protocol".to_string()
+    });
+    bench.html = None;
+    let factories: Vec<Box<dyn BackendFactory>> = vec![
+        Box::new(heddle_factory.clone()),
+        Box::new(warm_factories[0].clone()),
+        Box::new(warm_factories[1].clone()),
+    ];
+    let ladder = heddle_eval::bench::run(&bench, &factories)?;
+    let held = holds(&ladder);
+    for f in report.engines.iter_mut() {
+        f.held = held.iter().find(|h| h.engine == f.engine).cloned();
+    }
+    for (i, wf) in warm_factories.iter().enumerate() {
+        report.engines[i + 1].warm_up = wf.warmed.lock().expect("poisoned").clone();
+    }
+
+    // 6. Memory: each engine in a fresh process, one rung at the fastest clean rate.
+    if args.memory_requests > 0 {
+        let rate = crate::compare::memory_rate(&ladder);
+        report.memory_rate = Some(rate);
+        eprintln!("lucene: heddle: memory rung at {rate}/s in a fresh process");
+        let h = child::spawn_serve_rss(
+            Engine::Heddle,
+            &heddle_dir,
+            Analysis::Matched,
+            &args.bench.queries,
+            rate,
+            args.memory_requests,
+            ladder.settings.threads,
+            ladder.settings.inflight,
+            args.bench.k,
+            args.bench.seed,
+        )?;
+        report.engines[0].memory = Some(ChildRss {
+            vm_hwm_kib: h.vm_hwm_kib,
+            rss_anon_kib: h.rss_anon_peak_kib,
+            rss_file_kib: h.rss_file_peak_kib,
+            heap: None,
+        });
+        for (i, wf) in warm_factories.iter().enumerate() {
+            eprintln!(
+                "lucene: {}: memory rung at {rate}/s in a fresh process",
+                wf.spec.name
+            );
+            let mut fresh = ChildFactory::new(wf.spec.clone());
+            fresh.warm = wf.warm.clone();
+            let backend = fresh.start()?;
+            backend::warm(&backend, &wf.spec.name, &queries, args.bench.k, &rule);
+            let settings = Settings {
+                samples: args.memory_requests,
+                ..ladder.settings.clone()
+            };
+            let spec = RungSpec {
+                engine: &wf.spec.name,
+                label: "memory rung",
+                repetition: 0,
+                rung: 0,
+                rate,
+                requests: args.memory_requests,
+                seed: args.bench.seed,
+                calibration: false,
+            };
+            let _ = run_rung(&backend, &spec, &settings, &queries);
+            report.engines[i + 1].memory = Some(backend.memory());
+        }
+    }
+    environment.finish();
+    report.environment = Some(environment);
+    println!();
+    print!("{}", table::render(&report));
+    if let Some(path) = &args.compare_json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("lucene: wrote {}", path.display());
+    }
+    Ok(report)
+}
+
+/// heddle's index, built (in a fresh process) or reused exactly as `heddle-bench bench`
+/// builds it in matched mode: one commit, its merge policy waited for.
+fn heddle_index(
+    args: &LuceneArgs,
+    corpus: &Path,
+    fingerprint: &CorpusFingerprint,
+    threads: usize,
+) -> anyhow::Result<(BuildStats, PathBuf)> {
+    let options = BuildOptions {
+        analysis: Analysis::Matched,
+        threads,
+        segments: 0,
+        memory_bytes: 0,
+    };
+    let slot = Slot::new(&args.workdir, Analysis::Matched, Engine::Heddle);
+    let key = BuildKey::new(Engine::Heddle, fingerprint.clone(), options.clone());
+    let stats = match slot.reusable(&key).filter(|_| !args.rebuild) {
+        Some(r) => {
+            eprintln!("lucene: heddle: reusing {}", slot.index_dir().display());
+            r.stats
+        }
+        None => {
+            slot.clear()?;
+            eprintln!(
+                "lucene: heddle: building {} in a fresh process",
+                slot.index_dir().display()
+            );
+            let stats = child::spawn_build(Engine::Heddle, corpus, &slot.staging_dir(), &options)?;
+            slot.commit(&BuildRecord {
+                key,
+                stats: stats.clone(),
+                built_at_unix: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            })?;
+            stats
+        }
+    };
+    Ok((stats, slot.index_dir()))
+}
+
+/// The two children: heddle-child (sent the query text) and Lucene (sent heddle's
+/// tokens of it, made in this process inside the timed call).
+fn child_specs(
+    args: &LuceneArgs,
+    heddle_dir: &Path,
+    lucene_dir: &Path,
+    threads: usize,
+    bm25: Bm25Params,
+    analyzer: &Arc<Analyzer>,
+) -> anyhow::Result<Vec<ChildSpec>> {
+    let heddle_child = heddle_child_exe()?;
+    let hd = heddle_dir.to_path_buf();
+    let java = args.java.clone();
+    let ld = lucene_dir.to_path_buf();
+    Ok(vec![
+        ChildSpec {
+            name: HEDDLE_CHILD.into(),
+            command: Arc::new(move || {
+                let mut c = Command::new(&heddle_child);
+                c.arg("--index")
+                    .arg(&hd)
+                    .arg("--threads")
+                    .arg(threads.to_string())
+                    .arg("--k1")
+                    .arg(bm25.k1.to_string())
+                    .arg("--b")
+                    .arg(bm25.b.to_string());
+                c
+            }),
+            query_form: QueryForm::Text,
+            score_scale: 1.0,
+            index: heddle_dir.to_path_buf(),
+        },
+        ChildSpec {
+            name: LUCENE.into(),
+            command: Arc::new(move || java.serve_command(&ld, threads, bm25.k1, bm25.b)),
+            query_form: QueryForm::Tokens(analyzer.clone()),
+            // Lucene's BM25 (since 8.0) leaves out heddle's constant factor k1 + 1.
+            score_scale: bm25.k1 + 1.0,
+            index: lucene_dir.to_path_buf(),
+        },
+    ])
+}
+
+/// `heddle-child`, beside this executable (cargo builds both into one directory).
+pub fn heddle_child_exe() -> anyhow::Result<PathBuf> {
+    let me = std::env::current_exe()?;
+    let exe = me.with_file_name(format!("heddle-child{}", std::env::consts::EXE_SUFFIX));
+    ensure!(
+        exe.is_file(),
+        "{} not found beside {} (cargo build --release in bench/ builds both)",
+        exe.display(),
+        me.display()
+    );
+    Ok(exe)
+}
+
+/// heddle (in-process) against Lucene on every query, and heddle-child against heddle
+/// in-process (the protocol must change nothing).
+fn check_agreement(
+    args: &LuceneArgs,
+    corpus: &Path,
+    analyzer: &Analyzer,
+    heddle: &HeddleScored,
+    heddle_child: &backend::ChildBackend,
+    lucene: &backend::ChildBackend,
+) -> anyhow::Result<(AgreementReport, usize)> {
+    let k = args.bench.k;
+    let depth = args.agreement_depth.max(k);
+    let queries = heddle_eval::formats::read_topics(&args.bench.queries)?;
+    eprintln!(
+        "lucene: agreement check: {} queries, top {k} (asked {depth} deep)",
+        queries.len()
+    );
+    let mut results = Vec::with_capacity(queries.len());
+    let mut mismatches = 0;
+    for q in queries {
+        let a = heddle.search_scored(&q.text, depth)?;
+        let b = lucene.search_scored(&q.text, depth)?;
+        let c = heddle_child.search_scored(&q.text, k)?;
+        let top = |l: &[crate::engines::ScoredHit]| -> Vec<String> {
+            l.iter().take(k).map(|h| h.id.clone()).collect()
+        };
+        if top(&a) != top(&c) {
+            mismatches += 1;
+        }
+        results.push((q.id, q.text, a, b));
+    }
+    let mut report = agreement::report((HEDDLE, LUCENE), k, depth, results);
+    if report.differs > 0 {
+        explain(
+            corpus,
+            analyzer,
+            heddle,
+            lucene,
+            &mut report,
+            args.bench.k1,
+            args.bench.b,
+        )?;
+    }
+    Ok((report, mismatches))
+}
+
+/// Reclassifies a differing query as the length code's doing when the reference BM25
+/// reproduces, for every document involved, heddle's score from the exact length and
+/// Lucene's from its one-byte norm (with Lucene's own N: the documents that hold a
+/// token).
+fn explain(
+    corpus: &Path,
+    analyzer: &Analyzer,
+    heddle: &HeddleScored,
+    lucene: &backend::ChildBackend,
+    report: &mut AgreementReport,
+    k1: f64,
+    b: f64,
+) -> anyhow::Result<()> {
+    let differing: Vec<_> = report
+        .per_query
+        .iter()
+        .filter(|q| q.class == Class::Differs)
+        .collect();
+    let ids: HashSet<String> = differing
+        .iter()
+        .flat_map(|q| q.docs.iter().map(|d| d.id.clone()))
+        .collect();
+    let mut terms: Vec<String> = differing
+        .iter()
+        .flat_map(|q| reference::query_terms(analyzer, &q.query).into_keys())
+        .collect();
+    terms.sort();
+    terms.dedup();
+    eprintln!(
+        "lucene: {} queries differ beyond ties; re-scoring their {} documents with the reference BM25",
+        differing.len(),
+        ids.len()
+    );
+    let docs = reference::read_docs(corpus, &ids, analyzer)?;
+    let ls = lucene.process.stats(&terms)?;
+    let df: std::collections::HashMap<String, u64> =
+        terms.iter().cloned().zip(ls.df.iter().copied()).collect();
+    let heddle_n = heddle.num_docs();
+    let heddle_stats = reference::CollectionStats {
+        docs: heddle_n,
+        total_tokens: ls.total_tokens,
+        df: df.clone(),
+    };
+    let lucene_stats = reference::CollectionStats {
+        docs: ls.doc_count,
+        total_tokens: ls.total_tokens,
+        df,
+    };
+    let params = reference::Params { k1, b };
+    let close = |got: Option<f64>, want: f64, tol: f64| {
+        got.is_some_and(|g| (g - want).abs() <= tol * want.abs().max(1e-12))
+    };
+    agreement::explain(report, |q| {
+        let query = reference::query_terms(analyzer, &q.query);
+        q.docs.iter().all(|d| {
+            let Some(t) = docs.get(&d.id) else {
+                return false;
+            };
+            close(
+                d.score_a,
+                reference::score_exact_with(&params, &heddle_stats, &query, t),
+                1e-9,
+            ) && close(
+                d.score_b,
+                (k1 + 1.0) * reference::score_lucene(&params, &lucene_stats, &query, t),
+                1e-5,
+            )
+        })
+    });
+    Ok(())
+}
+
+/// Each engine's open time: alternating starts, the clock stopped when it can answer.
+fn time_opens(
+    args: &LuceneArgs,
+    heddle_dir: &Path,
+    specs: &[ChildSpec],
+    report: &mut LuceneReport,
+) -> anyhow::Result<()> {
+    let mut total: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut own: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    for round in 0..args.open_rounds.max(1) {
+        let t = Instant::now();
+        let index = heddle::Index::open(heddle_dir)?;
+        let s = t.elapsed().as_secs_f64();
+        drop(index);
+        total[0].push(s);
+        own[0].push(s);
+        for (i, spec) in specs.iter().enumerate() {
+            let b = ChildFactory::new(spec.clone()).start()?;
+            total[i + 1].push(b.process.started_in.as_secs_f64());
+            own[i + 1].push(b.process.ready.open_ns as f64 / 1e9);
+        }
+        eprintln!(
+            "lucene: open round {}/{}",
+            round + 1,
+            args.open_rounds.max(1)
+        );
+    }
+    for (i, f) in report.engines.iter_mut().enumerate() {
+        f.open_secs = spread(&total[i]);
+        f.open_engine_secs = spread(&own[i]);
+    }
+    Ok(())
+}
+
+/// heddle-child against lucene (the like-for-like), and heddle against heddle-child (the
+/// protocol), query by query and per class; classes from heddle's index.
+fn per_query_reports(
+    reports: &[SequentialReport],
+    queries: &QueryCycle,
+    passes: u64,
+    heddle_dir: &Path,
+) -> anyhow::Result<(Option<PerQueryReport>, Option<PerQueryReport>)> {
+    let find = |n: &str| reports.iter().find(|r| r.engine == n);
+    let (Some(h), Some(c), Some(l)) = (find(HEDDLE), find(HEDDLE_CHILD), find(LUCENE)) else {
+        return Ok((None, None));
+    };
+    let index = heddle::Index::open(heddle_dir)?;
+    let searcher = index.searcher();
+    let analyzer = index.analyzer();
+    let docs = searcher.num_docs().max(1) as f64;
+    let texts: Vec<String> = (0..queries.len() as u64)
+        .map(|i| queries.get(i).to_string())
+        .collect();
+    let mut share_of: std::collections::HashMap<&str, Vec<f64>> = Default::default();
+    for q in &texts {
+        let mut terms = analyzer.tokens(q);
+        terms.sort();
+        terms.dedup();
+        let mut shares = Vec::with_capacity(terms.len());
+        for t in &terms {
+            shares.push(searcher.doc_freq(heddle::Field::Flat, t)? as f64 / docs);
+        }
+        share_of.insert(q, shares);
+    }
+    let shares = |q: &str| -> Option<Vec<f64>> { share_of.get(q).cloned() };
+    let like = per_query::report(
+        &[HEDDLE_CHILD, LUCENE],
+        passes,
+        &texts,
+        &[&c.per_query_median_us, &l.per_query_median_us],
+        &shares,
+    );
+    let protocol = per_query::report(
+        &[HEDDLE, HEDDLE_CHILD],
+        passes,
+        &texts,
+        &[&h.per_query_median_us, &c.per_query_median_us],
+        &shares,
+    );
+    Ok((like, protocol))
+}

@@ -1,0 +1,224 @@
+//! The Lucene comparison's table: every figure of the three engines, with the
+//! like-for-like ratio (heddle-child / lucene: both through the protocol) and the
+//! protocol's own cost (heddle / heddle-child).
+
+use std::fmt::Write;
+
+use heddle_eval::bench::report::Table;
+use heddle_eval::bench::report::format::{kib, micros, rate};
+use heddle_eval::bench::sequential::per_query::{ClassRow, PerQueryReport};
+
+use super::{Figures, HEDDLE, HEDDLE_CHILD, LUCENE, LuceneReport};
+
+/// A row's three figures (heddle, heddle-child, lucene), `None` where not measured.
+type Three = [Option<f64>; 3];
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+        _ => "-".to_string(),
+    }
+}
+
+fn cells(label: &str, v: Three, show: impl Fn(f64) -> String) -> Vec<String> {
+    let mut row = vec![label.to_string()];
+    row.extend(v.iter().map(|x| x.map_or("-".to_string(), &show)));
+    row.push(ratio(v[1], v[2]));
+    row.push(ratio(v[0], v[1]));
+    row
+}
+
+fn each(r: &LuceneReport, f: impl Fn(&Figures) -> Option<f64>) -> Three {
+    let get = |name: &str| r.engines.iter().find(|e| e.engine == name).and_then(&f);
+    [get(HEDDLE), get(HEDDLE_CHILD), get(LUCENE)]
+}
+
+fn secs(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{:.1} ms", s * 1e3)
+    }
+}
+
+fn us(v: f64) -> String {
+    micros(v.round() as u64)
+}
+
+/// A class's per-query-median quantile for one engine of a two-engine report.
+fn class_q(r: Option<&PerQueryReport>, class: &str, engine: &str, p99: bool) -> Option<f64> {
+    let r = r?;
+    let i = r.engines.iter().position(|e| e == engine)?;
+    let row: &ClassRow = r.by_df.iter().find(|c| c.class == class)?;
+    let q = row.us.get(i)?;
+    Some(if p99 { q.p99 } else { q.p50 })
+}
+
+/// The table, with the settings and caveats it needs to be read.
+pub fn render(r: &LuceneReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "heddle vs Lucene {} — matched analysis (heddle's tokens; Lucene's WhitespaceAnalyzer), BM25 k1 {} b {}",
+        r.lucene_version, r.k1, r.b
+    );
+    let _ = writeln!(
+        out,
+        "  agreement: {:.1}% identical or tied, {:.1}% with the one-byte length code explained ({} queries); protocol changed {} answers",
+        100.0 * r.agreement.agreeing,
+        100.0 * r.agreement.agreeing_explained,
+        r.agreement.queries,
+        r.protocol_mismatches
+    );
+    let _ = writeln!(
+        out,
+        "  JIT warm-up per child start: whole passes over the queries until a pass mean is within {:.0}% of the one before (at least {}, at most {} passes)",
+        100.0 * r.warm_rule.tolerance,
+        r.warm_rule.min_passes,
+        r.warm_rule.max_passes
+    );
+    let mut t = Table::new(&[
+        "figure",
+        HEDDLE,
+        HEDDLE_CHILD,
+        LUCENE,
+        "child/lucene",
+        "heddle/child",
+    ]);
+    t.row(cells("build", each(r, |f| f.build_secs), secs));
+    if let Some(a) = r.lucene_build.analysis_seconds {
+        t.row(cells(
+            "  lucene + heddle's analysis",
+            [None, None, Some(r.lucene_build.seconds + a)],
+            secs,
+        ));
+    }
+    t.row(cells("documents/s", each(r, |f| f.docs_per_sec), |v| {
+        format!("{v:.0}")
+    }));
+    t.row(cells(
+        "index bytes",
+        each(r, |f| f.index_bytes.map(|b| b as f64)),
+        |v| format!("{:.1} MB", v / 1e6),
+    ));
+    t.row(cells(
+        "segments",
+        each(r, |f| f.segments.map(|s| s as f64)),
+        |v| format!("{v}"),
+    ));
+    t.row(cells(
+        "build peak RSS",
+        each(r, |f| f.build_peak_rss_kib.map(|k| k as f64)),
+        |v| kib(v as u64),
+    ));
+    t.row(cells(
+        "open (start → ready)",
+        each(r, |f| f.open_secs.map(|s| s.median)),
+        secs,
+    ));
+    t.row(cells(
+        "open (engine's own)",
+        each(r, |f| f.open_engine_secs.map(|s| s.median)),
+        secs,
+    ));
+    let seq = |p: fn(&heddle_eval::bench::stats::LatencySummary) -> Option<u64>| {
+        move |f: &Figures| {
+            f.sequential
+                .as_ref()
+                .and_then(|s| p(&s.latency_us))
+                .map(|v| v as f64)
+        }
+    };
+    t.row(cells("sequential p50", each(r, seq(|l| l.p50)), us));
+    t.row(cells("sequential p99", each(r, seq(|l| l.p99)), us));
+    let classes: Vec<String> = r
+        .per_query
+        .as_ref()
+        .map(|p| p.by_df.iter().map(|c| c.class.clone()).collect())
+        .unwrap_or_default();
+    for class in &classes {
+        for (p99, name) in [(false, "p50"), (true, "p99")] {
+            let v = [
+                class_q(r.per_query_protocol.as_ref(), class, HEDDLE, p99),
+                class_q(r.per_query.as_ref(), class, HEDDLE_CHILD, p99),
+                class_q(r.per_query.as_ref(), class, LUCENE, p99),
+            ];
+            t.row(cells(&format!("  {class} query {name}"), v, us));
+        }
+    }
+    t.row(cells(
+        "highest rate held",
+        each(r, |f| {
+            f.held
+                .as_ref()
+                .and_then(|h| h.held.as_ref())
+                .map(|h| h.rate)
+        }),
+        rate,
+    ));
+    let mem = |g: fn(&super::backend::ChildRss) -> Option<u64>| {
+        move |f: &Figures| f.memory.as_ref().and_then(g).map(|v| v as f64)
+    };
+    t.row(cells(
+        "peak RSS (memory rung)",
+        each(r, mem(|m| m.vm_hwm_kib)),
+        |v| kib(v as u64),
+    ));
+    t.row(cells(
+        "  anonymous (heap, code)",
+        each(r, mem(|m| m.rss_anon_kib)),
+        |v| kib(v as u64),
+    ));
+    t.row(cells(
+        "  file-backed (index)",
+        each(r, mem(|m| m.rss_file_kib)),
+        |v| kib(v as u64),
+    ));
+    t.row(cells(
+        "  JVM heap used",
+        each(r, mem(|m| m.heap.map(|h| h.heap_used / 1024))),
+        |v| kib(v as u64),
+    ));
+    t.row(cells(
+        "  GC collections",
+        each(r, mem(|m| m.heap.map(|h| h.gc_count))),
+        |v| format!("{v}"),
+    ));
+    t.row(cells(
+        "  GC time",
+        each(r, mem(|m| m.heap.map(|h| h.gc_millis))),
+        |v| format!("{v} ms"),
+    ));
+    t.row(cells(
+        "warm-up passes (sequential)",
+        each(r, |f| {
+            f.warm_up.first().map(|w| w.pass_means_us.len() as f64)
+        }),
+        |v| format!("{v}"),
+    ));
+    out.push_str(&t.render());
+    let _ = writeln!(
+        out,
+        "child/lucene: both through the same protocol (the like-for-like ratio; below 1: heddle's figure is smaller).\n\
+         heddle/child: heddle in this process over heddle through the protocol (below 1: the protocol's cost).\n\
+         Lucene's build time is its own indexing of heddle's pre-analysed tokens; heddle's includes its analysis.\n\
+         Lucene searches with IndexSearcher.search(query, k): its collector counts hits exactly up to 1,000\n\
+         before it may skip documents that cannot compete; heddle counts none."
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_divide_the_right_way_and_leave_gaps() {
+        let row = cells("x", [Some(1.0), Some(2.0), Some(4.0)], |v| format!("{v}"));
+        assert_eq!(row, ["x", "1", "2", "4", "0.50×", "0.50×"]);
+        let row = cells("x", [None, Some(3.0), None], |v| format!("{v}"));
+        assert_eq!(row[4], "-");
+        assert_eq!(row[5], "-");
+        assert_eq!(row[1], "-");
+    }
+}
