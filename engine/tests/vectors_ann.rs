@@ -754,6 +754,28 @@ fn one_dimension_finds_the_exact_answer() {
     }
 }
 
+/// A new index holding `vectors` as `v0, v1, ...` in two commits, the first 3,000 and
+/// the rest, merges off, a graph for every segment of at least 500 documents; with its
+/// writer, still open.
+fn first_3000_then_the_rest(dir: &Path, vectors: &[Vec<f32>]) -> (Index, heddle::IndexWriter) {
+    let settings = IndexSettings {
+        vector_dim: Some(vectors[0].len()),
+        ..Default::default()
+    };
+    let index = Index::create(dir, settings).unwrap();
+    let mut w = index.writer().unwrap();
+    w.set_background_merges(false);
+    w.set_graph(graph(500)).unwrap();
+    for (i, v) in vectors.iter().enumerate() {
+        w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
+            .unwrap();
+        if i + 1 == 3000 || i + 1 == vectors.len() {
+            w.commit().unwrap();
+        }
+    }
+    (index, w)
+}
+
 /// A segment is first walked for its likely share of the top k (by its size); when all
 /// of those rank in the merged top k it may hold more, and is walked again for all k.
 /// Here every true neighbour of the query sits in the small second segment (a topic
@@ -777,21 +799,7 @@ fn neighbours_gathered_in_a_small_segment_are_all_found_by_a_second_walk() {
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter().map(|x| x / norm).collect()
     }));
-    let settings = IndexSettings {
-        vector_dim: Some(dim),
-        ..Default::default()
-    };
-    let index = Index::create(dir.path(), settings).unwrap();
-    let mut w = index.writer().unwrap();
-    w.set_background_merges(false);
-    w.set_graph(graph(500)).unwrap();
-    for (i, v) in vectors.iter().enumerate() {
-        w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
-            .unwrap();
-        if i + 1 == 3000 || i + 1 == vectors.len() {
-            w.commit().unwrap();
-        }
-    }
+    let (index, _writer) = first_3000_then_the_rest(dir.path(), &vectors);
     let sizes: Vec<u32> = index.segments().iter().map(|s| s.doc_count).collect();
     assert_eq!(sizes, [3000, 600]);
     assert!(index.segments().iter().all(|s| s.vector_graph));
@@ -826,21 +834,7 @@ fn a_merge_keeps_the_first_segments_graph_when_its_ids_and_m_stand() {
     for case in ["kept", "a delete in the first", "another m"] {
         let dir = tempfile::tempdir().unwrap();
         // Segments of 3,000 and 600 documents, both with graphs.
-        let settings = IndexSettings {
-            vector_dim: Some(32),
-            ..Default::default()
-        };
-        let index = Index::create(dir.path(), settings).unwrap();
-        let mut w = index.writer().unwrap();
-        w.set_background_merges(false);
-        w.set_graph(graph(500)).unwrap();
-        for (i, v) in vectors.iter().enumerate() {
-            w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
-                .unwrap();
-            if i + 1 == 3000 || i + 1 == vectors.len() {
-                w.commit().unwrap();
-            }
-        }
+        let (index, mut w) = first_3000_then_the_rest(dir.path(), &vectors);
         assert!(index.segments().iter().all(|s| s.vector_graph));
         match case {
             "a delete in the first" => {
