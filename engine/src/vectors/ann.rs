@@ -154,15 +154,21 @@ pub(crate) fn top_k(
         }
         scan_segment(snapshot, s, query, &mut top, &mut stats)?;
     }
-    // The merged top k's worst score, had every walk been enough.
-    let mut merged = top.clone();
-    for w in &walks {
-        let base = snapshot.doc_base(w.segment);
-        for hit in &w.found {
-            merged.push(f64::from(hit.score), base + u64::from(hit.doc));
+    // The merged top k's worst score, had every walk been enough: needed only when a
+    // walk was asked for less than its full due (never with one segment).
+    let floor = match walks.iter().any(|w| w.asked < w.want) {
+        false => None,
+        true => {
+            let mut merged = top.clone();
+            for w in &walks {
+                let base = snapshot.doc_base(w.segment);
+                for hit in &w.found {
+                    merged.push(f64::from(hit.score), base + u64::from(hit.doc));
+                }
+            }
+            merged.threshold()
         }
-    }
-    let floor = merged.threshold();
+    };
     for w in &mut walks {
         let competitive = match floor {
             None => w.found.len(),
