@@ -166,10 +166,28 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_error(&e),
+    };
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             note!("heddle-corpus: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What clap's `exit` does for `--help`, `--version` and a bad command line, except that
+/// text that cannot be written (`--help >/dev/full`) is an error (exit 1) rather than a
+/// silent success: clap itself ignores the failed write.
+fn parse_error(e: &clap::Error) -> ExitCode {
+    match e.print() {
+        Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+        Err(io) => {
+            let to = if e.use_stderr() { "error" } else { "output" };
+            note!("heddle-corpus: error: writing to standard {to}: {io}");
             ExitCode::FAILURE
         }
     }
@@ -238,8 +256,14 @@ fn run(cli: Cli) -> Result<()> {
             let stats = corpus_stats(with_progress("stats", reader), &analyzer, top)?;
             let report = format!("corpus            {}\n{stats}", path.display());
             // One write, and a reader that stops early (`| head`) is not an error.
-            match std::io::stdout().lock().write_all(report.as_bytes()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(report.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(e).context("writing to standard output")
+                }
                 _ => Ok(()),
             }
         }
