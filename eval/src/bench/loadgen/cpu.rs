@@ -35,18 +35,19 @@ mod tests {
 
     #[test]
     fn busy_work_uses_cpu_and_sleeping_does_not() {
+        // A fixed amount of work, not a wall-clock span: on a loaded machine 30 ms of
+        // wall time may hold only a few ms on a core, but 50 million dependent additions
+        // take at least 10 ms of CPU on any core this runs on (≤ 5 GHz, one a cycle).
         let ((), busy) = on_this_thread(|| {
-            let t = std::time::Instant::now();
             let mut x = 0u64;
-            while t.elapsed() < std::time::Duration::from_millis(30) {
+            for _ in 0..50_000_000u64 {
                 x = std::hint::black_box(x.wrapping_add(1));
             }
         });
         let ((), asleep) =
             on_this_thread(|| std::thread::sleep(std::time::Duration::from_millis(30)));
         let (busy, asleep) = (busy.unwrap(), asleep.unwrap());
-        // The busy loop ran for 30 ms of wall time, most of it on a core (a loaded
-        // machine may take some); the sleep used next to none.
+        // The sleep used next to none of a core.
         assert!(busy > 5_000_000, "busy {busy} ns");
         assert!(asleep < busy / 5, "asleep {asleep} ns, busy {busy} ns");
     }
