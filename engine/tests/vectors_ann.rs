@@ -872,3 +872,45 @@ fn a_merge_keeps_the_first_segments_graph_when_its_ids_and_m_stand() {
         assert!(check_index(dir.path()).is_ok(), "{case}");
     }
 }
+
+/// The default merge policy folds the segments after the first into it once they hold
+/// 2 % of the documents, when its graph can be kept: an index a few small commits
+/// (as `add`s leave it) is one segment again, searched as one. A smaller tail waits.
+#[test]
+fn background_merges_fold_a_tail_of_the_share_into_the_first_graph() {
+    let dim = 16;
+    let (vectors, queries) = mixture_vectors(3100, dim, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let settings = IndexSettings {
+        vector_dim: Some(dim),
+        ..Default::default()
+    };
+    let index = Index::create(dir.path(), settings).unwrap();
+    let mut w = index.writer().unwrap();
+    w.set_graph(graph(500)).unwrap();
+    let mut commit = |range: std::ops::Range<usize>| {
+        for i in range {
+            w.add(Document::new(format!("v{i}"), "", "").with_vector(vectors[i].clone()))
+                .unwrap();
+        }
+        w.commit().unwrap();
+        w.wait_for_merges().unwrap();
+        index.reload().unwrap();
+        index
+            .segments()
+            .iter()
+            .map(|s| (s.doc_count, s.vector_graph))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(commit(0..3000), [(3000, true)]);
+    // 50 of 3,050 is 1.6 %: below the share, and the log rule leaves two segments.
+    assert_eq!(commit(3000..3050), [(3000, true), (50, false)]);
+    // 100 of 3,100 is 3.2 %: merged into the first, with a graph.
+    assert_eq!(commit(3050..3100), [(3100, true)]);
+    let (found, _) = approximate(&index, &queries, 10, SearchEffort::Candidates(64));
+    let truth = exact(&index, &queries, 10);
+    let recall = mean_recall(&truth, &found);
+    assert!(recall >= 0.95, "recall {recall}");
+    assert_scored_exactly(&found, &exact_scores(&index, &queries), "after the fold");
+    assert!(check_index(dir.path()).is_ok());
+}

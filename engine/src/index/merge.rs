@@ -15,7 +15,7 @@ use super::{Failpoint, Shared, Snapshot};
 use crate::error::{Error, Result};
 use crate::segment::deletes::{self, DeleteSet};
 use crate::segment::merger::{MergeSettings, MergeSource, PURGED, merge_segments};
-use crate::segment::{DeletesMeta, SegmentReader, segment_name};
+use crate::segment::{DeletesMeta, SegmentMeta, SegmentReader, segment_name};
 
 /// What a merge did.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub struct MergeStats {
 pub(crate) fn run_merge(
     shared: &Shared,
     state: &Mutex<WriterState>,
-    choose: impl FnOnce(&[u64]) -> Option<Range<usize>>,
+    choose: impl FnOnce(&[SegmentMeta]) -> Option<Range<usize>>,
 ) -> Result<Option<MergeStats>> {
     let started = Instant::now();
     let (snapshot, range, name, fields, graph, progress) = {
@@ -51,13 +51,7 @@ pub(crate) fn run_merge(
             return Ok(None);
         }
         let snapshot = shared.current.read().clone();
-        let sizes: Vec<u64> = snapshot
-            .manifest()
-            .segments
-            .iter()
-            .map(|s| s.live_docs() as u64)
-            .collect();
-        let Some(range) = choose(&sizes) else {
+        let Some(range) = choose(&snapshot.manifest().segments) else {
             return Ok(None);
         };
         let name = segment_name(st.allocate_segment_id());

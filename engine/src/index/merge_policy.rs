@@ -12,6 +12,17 @@
 //! 4k segments merge into a 16k one, then the two 16k ones wait for two more.
 //! `max_segments` is a hard cap on top: beyond it the smallest adjacent run merges, as
 //! before this policy.
+//!
+//! An index with vectors has one rule before these: once the segments after the first
+//! hold `graph_tail_permille` of the live documents (and no more than the first), they
+//! all merge into the first. A
+//! vector search walks one graph per segment, and a walk of a small graph costs nearly
+//! what a large one does, so every segment left beside the first adds most of a search's
+//! cost again (docs/RESULTS.md, "Several segments share a vector search's work"). The
+//! merge keeps the first segment's graph when its ids stand (no deletes) and inserts only
+//! the others' documents, so it costs their graph work plus one rewrite of the rest.
+
+use crate::segment::SegmentMeta;
 
 /// Bounds the number of segments as commits accumulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +35,13 @@ pub struct MergePolicy {
     /// Segments of at most this many live documents are all of the lowest level (a
     /// commit of a few documents must not make a level of its own).
     pub floor_docs: u64,
+    /// In an index whose first segment has a vector graph a merge would keep (it
+    /// deletes nothing), every other segment merges into it as soon as they hold at
+    /// least this many thousandths of the live documents; 0 never. Below the share the
+    /// rules above apply. Lower keeps vector searches nearer one segment's cost and
+    /// rewrites the index more often: a tail of a share s is absorbed after about
+    /// s · n new documents, so each is rewritten about 1/s times while the index grows.
+    pub graph_tail_permille: u32,
 }
 
 impl Default for MergePolicy {
@@ -32,11 +50,48 @@ impl Default for MergePolicy {
             max_segments: 8,
             merge_factor: 4,
             floor_docs: 1000,
+            graph_tail_permille: DEFAULT_GRAPH_TAIL_PERMILLE,
         }
     }
 }
 
+/// 2 %: measured in docs/RESULTS.md ("The merge policy of an index with vectors").
+pub const DEFAULT_GRAPH_TAIL_PERMILLE: u32 = 20;
+
+/// The live documents of each segment, in order: what the policies choose from.
+pub(crate) fn live_sizes(segments: &[SegmentMeta]) -> Vec<u64> {
+    segments.iter().map(|s| s.live_docs() as u64).collect()
+}
+
 impl MergePolicy {
+    /// The run to merge now among `segments`: the whole index when the first segment's
+    /// graph can absorb the rest (see `graph_tail_permille`), else [`MergePolicy::choose`].
+    pub(crate) fn choose_for(&self, segments: &[SegmentMeta]) -> Option<std::ops::Range<usize>> {
+        let sizes = live_sizes(segments);
+        let keeps_graph = segments
+            .first()
+            .is_some_and(|first| first.vector_graph && first.live_docs() == first.doc_count);
+        if keeps_graph && self.absorbs_tail(&sizes) {
+            return Some(0..sizes.len());
+        }
+        self.choose(&sizes)
+    }
+
+    /// Whether the segments after the first hold `graph_tail_permille` of the documents.
+    fn absorbs_tail(&self, sizes: &[u64]) -> bool {
+        let [first, tail @ ..] = sizes else {
+            return false;
+        };
+        let tail_docs: u64 = tail.iter().sum();
+        // A first segment smaller than the rest would take in more than it holds: no
+        // cheaper than building the graph anew.
+        self.graph_tail_permille > 0
+            && tail_docs > 0
+            && *first >= tail_docs
+            && u128::from(tail_docs) * 1000
+                >= u128::from(first + tail_docs) * u128::from(self.graph_tail_permille)
+    }
+
     /// The run to merge now, as `start..end` over the segments (given by their sizes),
     /// or `None` if the index is within bounds.
     pub fn choose(&self, sizes: &[u64]) -> Option<std::ops::Range<usize>> {
@@ -109,6 +164,7 @@ mod tests {
             max_segments: 3,
             merge_factor: 2,
             floor_docs: 1,
+            ..MergePolicy::default()
         };
         // Levels all differ ([4, 2, 0], [4, 3, 2, 0], [0, 1, 4, 0]): only the cap acts.
         assert_eq!(p.choose(&[10, 3, 1]), None);
@@ -122,6 +178,7 @@ mod tests {
             max_segments: 100,
             merge_factor: 4,
             floor_docs: 1000,
+            ..MergePolicy::default()
         };
         // Levels [4, 3, 2, 2, 2, 2]: the four level-2 segments.
         assert_eq!(
@@ -145,6 +202,7 @@ mod tests {
             max_segments: 100,
             merge_factor: 4,
             floor_docs: 1000,
+            ..MergePolicy::default()
         };
         let mut sizes = vec![40_000u64; 16];
         let mut rewritten = 0u64;
@@ -163,5 +221,67 @@ mod tests {
         assert_eq!(forced(&[5, 1, 1, 9], 2), Some(0..3));
         assert_eq!(forced(&[5, 1, 1, 9], 1), Some(0..4));
         assert_eq!(forced(&[5, 1], 2), None);
+    }
+
+    #[test]
+    fn a_tail_of_the_share_merges_into_a_first_segment_whose_graph_stands() {
+        let p = MergePolicy {
+            graph_tail_permille: 20,
+            ..MergePolicy::default()
+        };
+        let seg = |docs: u32, deleted: u32, graph: bool| SegmentMeta {
+            name: String::new(),
+            doc_count: docs,
+            fields: Vec::new(),
+            tokens: Default::default(),
+            terms: Default::default(),
+            deletes: (deleted > 0).then(|| crate::segment::DeletesMeta {
+                file: String::new(),
+                count: deleted,
+            }),
+            vector_dim: Some(4),
+            vector_graph: graph,
+        };
+        // 3,000 of 150,000 is 2 %: all merge into the first. One document less is not,
+        // and the log rule has nothing to do (levels 5 and 2).
+        assert_eq!(
+            p.choose_for(&[seg(147_000, 0, true), seg(3_000, 0, true)]),
+            Some(0..2)
+        );
+        assert_eq!(
+            p.choose_for(&[seg(147_001, 0, true), seg(2_999, 0, true)]),
+            None
+        );
+        // Several small segments count together.
+        let tail = [
+            seg(147_000, 0, true),
+            seg(1_000, 0, false),
+            seg(2_000, 0, false),
+        ];
+        assert_eq!(p.choose_for(&tail), Some(0..3));
+        // A first segment with deletes, or without a graph, would be rebuilt whole: the
+        // log rule decides.
+        assert_eq!(
+            p.choose_for(&[seg(148_000, 1, true), seg(3_000, 0, true)]),
+            None
+        );
+        assert_eq!(
+            p.choose_for(&[seg(147_000, 0, false), seg(3_000, 0, true)]),
+            None
+        );
+        // A first segment smaller than the rest keeps the log rule.
+        assert_eq!(
+            p.choose_for(&[seg(3_000, 0, true), seg(147_000, 0, true)]),
+            None
+        );
+        // 0 switches the rule off.
+        let off = MergePolicy {
+            graph_tail_permille: 0,
+            ..p
+        };
+        assert_eq!(
+            off.choose_for(&[seg(100, 0, true), seg(100, 0, true)]),
+            None
+        );
     }
 }

@@ -944,8 +944,8 @@ impl IndexWriter {
     /// first. Returns `None` if the index already had few enough segments.
     pub fn merge(&mut self, max_segments: usize) -> Result<Option<MergeStats>> {
         self.wait_for_merges()?;
-        run_merge(&self.shared, &self.state, |sizes| {
-            merge_policy::forced(sizes, max_segments)
+        run_merge(&self.shared, &self.state, |segments| {
+            merge_policy::forced(&merge_policy::live_sizes(segments), max_segments)
         })
     }
 
@@ -964,10 +964,10 @@ impl IndexWriter {
             };
             (lacks, st.graph)
         };
-        run_merge(&self.shared, &self.state, |sizes| match sizes {
+        run_merge(&self.shared, &self.state, |segments| match segments {
             [] => None,
-            [only] => (lone_lacks_graph && graph.wants(*only as u32)).then_some(0..1),
-            _ => Some(0..sizes.len()),
+            [only] => (lone_lacks_graph && graph.wants(only.live_docs())).then_some(0..1),
+            _ => Some(0..segments.len()),
         })
     }
 
@@ -996,15 +996,11 @@ impl IndexWriter {
         if let Some(done) = self.merge_thread.take() {
             let _ = done.join();
         }
-        let sizes: Vec<u64> = self
-            .state
-            .lock()
-            .manifest
-            .segments
-            .iter()
-            .map(|s| s.live_docs() as u64)
-            .collect();
-        if self.policy.choose(&sizes).is_none() {
+        if self
+            .policy
+            .choose_for(&self.state.lock().manifest.segments)
+            .is_none()
+        {
             return;
         }
         let (shared, state, policy) = (self.shared.clone(), self.state.clone(), self.policy);
@@ -1012,7 +1008,7 @@ impl IndexWriter {
             .name("heddle-merge".into())
             .spawn(move || {
                 loop {
-                    match run_merge(&shared, &state, |sizes| policy.choose(sizes)) {
+                    match run_merge(&shared, &state, |segments| policy.choose_for(segments)) {
                         Ok(Some(_)) => continue,
                         Ok(None) => break,
                         Err(e) => {
