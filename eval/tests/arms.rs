@@ -496,7 +496,15 @@ fn the_bench_runs_the_hybrid_arm_with_each_querys_encoding_inside_its_latency() 
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rung = &report["engines"][0]["rungs"][0];
     assert_eq!(rung["errors"], 0, "{rung}");
-    assert_eq!(rung["completed"], 300, "{rung}");
+    // Every request completed or was shed (a loaded machine's dispatcher may fall
+    // behind the in-flight cap; shedding is the instrument working, not an error).
+    let (completed, shed) = (&rung["completed"], &rung["shed"]);
+    assert_eq!(
+        completed.as_u64().unwrap() + shed.as_u64().unwrap(),
+        300,
+        "{rung}"
+    );
+    assert!(completed.as_u64().unwrap() >= 150, "{rung}");
     let (encode, search) = (&rung["encode_us"], &rung["search_us"]);
     assert!(encode["p50"].as_u64().is_some(), "{rung}");
     assert!(search["p50"].as_u64().is_some(), "{rung}");
@@ -504,6 +512,28 @@ fn the_bench_runs_the_hybrid_arm_with_each_querys_encoding_inside_its_latency() 
     // (each rounded up to a microsecond).
     let service_max = rung["service_us"]["max"].as_u64().unwrap();
     assert!(encode["max"].as_u64().unwrap() <= service_max + 1, "{rung}");
+    // The four parts of the service time: each request's parts are timed inside it,
+    // so their means add to at most the service time's mean, and the parts account
+    // for most of it (the rest is taking the snapshot and copying the ids).
+    let mean = |part: &str| {
+        rung[part]["mean"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{part}: {rung}"))
+    };
+    let parts = ["encode_us", "text_us", "vector_us", "fusion_us"].map(mean);
+    let (sum, service) = (parts.iter().sum::<f64>(), mean("service_us"));
+    assert!(sum <= service + 1.0, "parts {parts:?}, service {service}");
+    assert!(sum >= 0.5 * service, "parts {parts:?}, service {service}");
+    assert!(
+        parts.iter().all(|&p| p > 0.0),
+        "each part took time: {parts:?}"
+    );
+    for q in ["p50", "p99"] {
+        assert!(
+            table.contains(&format!("where a request's time went, {q}")),
+            "{table}"
+        );
+    }
     assert_eq!(
         report["settings"]["ranking"],
         format!("the hybrid arm (encoder {ENCODER}, hnsw vector search, ef 64)")

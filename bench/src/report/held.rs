@@ -601,6 +601,12 @@ mod tests {
             encode_p99_us: None,
             search_p50_us: None,
             search_p99_us: None,
+            text_p50_us: None,
+            text_p99_us: None,
+            vector_p50_us: None,
+            vector_p99_us: None,
+            fusion_p50_us: None,
+            fusion_p99_us: None,
         }
     }
 

@@ -26,8 +26,8 @@ pub use query_vectors::{
 };
 pub use run::{Run, RunEntry, run_id_problem, trec_order};
 pub use streams::{
-    Combine, DEFAULT_FUSION_DEPTH, RankedHit, Retrieval, StreamSettings, StreamSpec, VECTOR_STREAM,
-    parse_streams, parse_weights,
+    Combine, DEFAULT_FUSION_DEPTH, RankedHit, RequestParts, Retrieval, StreamSettings, StreamSpec,
+    VECTOR_STREAM, parse_streams, parse_weights,
 };
 
 pub use crate::formats::read_qrels;

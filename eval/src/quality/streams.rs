@@ -19,6 +19,20 @@ use super::query_vectors::QueryVectors;
 use super::run::RunEntry;
 use super::ties::{Ids, order_ties};
 
+/// Where one request's time went: the query's vector, each kind of stream's search,
+/// and the rest (fusion, tie order, reading the kept hits' ids and titles).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestParts {
+    /// Getting the query's vector (encoding it, for an encoder).
+    pub encode: Duration,
+    /// The BM25 streams' searches.
+    pub text: Duration,
+    /// The vector stream's search.
+    pub vector: Duration,
+    /// Everything else: fusing the streams, ordering ties, resolving the kept hits.
+    pub fusion: Duration,
+}
+
 /// The vector stream's name in `--fuse`.
 pub const VECTOR_STREAM: &str = "vector";
 
@@ -349,26 +363,32 @@ impl Retrieval {
         Ok(self.rank_timed(searcher, query_id, text)?.0)
     }
 
-    /// [`Retrieval::rank`], and the time spent getting the query's vector (encoding it,
-    /// for an encoder): the rest is search and fusion.
+    /// [`Retrieval::rank`], and where its time went.
     pub fn rank_timed(
         &self,
         searcher: &Searcher,
         query_id: &str,
         text: &str,
-    ) -> anyhow::Result<(Vec<RankedHit>, Duration)> {
-        let (vector, encoding) = if self.has_vector_stream() {
+    ) -> anyhow::Result<(Vec<RankedHit>, RequestParts)> {
+        let mut parts = RequestParts::default();
+        let vector = if self.has_vector_stream() {
             let started = Instant::now();
             let source = self.query_vectors.as_ref().with_context(|| {
                 format!("the {VECTOR_STREAM} stream needs query vectors: none were given")
             })?;
             let v = source.vector(query_id, text)?;
-            (Some(v), started.elapsed())
+            parts.encode = started.elapsed();
+            Some(v)
         } else {
-            (None, Duration::ZERO)
+            None
         };
-        let vector = vector.as_deref();
-        Ok((self.rank_with(searcher, query_id, text, vector)?, encoding))
+        let started = Instant::now();
+        let hits = self.rank_with(searcher, query_id, text, vector.as_deref(), &mut parts)?;
+        parts.fusion = started
+            .elapsed()
+            .saturating_sub(parts.text)
+            .saturating_sub(parts.vector);
+        Ok((hits, parts))
     }
 
     fn rank_with(
@@ -377,6 +397,7 @@ impl Retrieval {
         query_id: &str,
         text: &str,
         vector: Option<&[f32]>,
+        parts: &mut RequestParts,
     ) -> anyhow::Result<Vec<RankedHit>> {
         if self.combine == Combine::Single {
             let hits = self.search(
@@ -386,6 +407,7 @@ impl Retrieval {
                 text,
                 vector,
                 self.hits,
+                parts,
             )?;
             return Ok(hits
                 .into_iter()
@@ -408,14 +430,15 @@ impl Retrieval {
         let mut scored: Vec<Vec<(u64, f64)>> = Vec::with_capacity(self.streams.len());
         for spec in &self.streams {
             let mut docs = if self.remove_query {
-                let hits = self.search(searcher, spec, query_id, text, vector, depth)?;
+                let hits = self.search(searcher, spec, query_id, text, vector, depth, parts)?;
                 let docs = hits.iter().map(|h| (h.doc, h.score)).collect();
                 for h in hits {
                     ids.entry(h.doc).or_insert((h.id, h.title));
                 }
                 docs
             } else {
-                let mut docs = self.stream_docs(searcher, spec, query_id, text, vector, depth)?;
+                let mut docs =
+                    self.stream_docs(searcher, spec, query_id, text, vector, depth, parts)?;
                 docs.truncate(depth);
                 docs
             };
@@ -482,6 +505,7 @@ impl Retrieval {
 
     /// One stream's ranking, `k` deep (and one more when the query's own document is
     /// to be removed), with each document's stored id and title.
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         searcher: &Searcher,
@@ -490,8 +514,9 @@ impl Retrieval {
         text: &str,
         vector: Option<&[f32]>,
         k: usize,
+        parts: &mut RequestParts,
     ) -> anyhow::Result<Vec<Hit>> {
-        let docs = self.stream_docs(searcher, spec, query_id, text, vector, k)?;
+        let docs = self.stream_docs(searcher, spec, query_id, text, vector, k, parts)?;
         let mut hits = docs
             .into_iter()
             .map(|(doc, score)| searcher.resolve(doc, score))
@@ -504,7 +529,9 @@ impl Retrieval {
     }
 
     /// One stream's ranking as (internal doc id, score), best first: `k` deep, plus one
-    /// when the query's own document is to be removed (the caller removes it).
+    /// when the query's own document is to be removed (the caller removes it). Its time
+    /// is added to `parts`' text or vector share.
+    #[allow(clippy::too_many_arguments)]
     fn stream_docs(
         &self,
         searcher: &Searcher,
@@ -513,7 +540,9 @@ impl Retrieval {
         text: &str,
         vector: Option<&[f32]>,
         k: usize,
+        parts: &mut RequestParts,
     ) -> anyhow::Result<Vec<(u64, f64)>> {
+        let started = Instant::now();
         // Saturating: `k` may be usize::MAX (a sum read to every match); the engine
         // clamps it to the live documents.
         let asked = k.saturating_add(usize::from(self.remove_query));
@@ -536,6 +565,11 @@ impl Retrieval {
                 "the vector stream was given no query vector".into(),
             )),
         };
+        let took = started.elapsed();
+        match spec {
+            StreamSpec::Bm25 { .. } => parts.text += took,
+            StreamSpec::Vector => parts.vector += took,
+        }
         found.with_context(|| {
             if query_id.is_empty() {
                 format!("stream {}", spec.label())

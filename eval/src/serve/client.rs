@@ -391,7 +391,7 @@ fn parse_search(reply: &Reply, target: &Target, path: &str) -> anyhow::Result<An
     Ok(Answer {
         ids: parsed.hits.hits.into_iter().map(|h| h.id).collect(),
         server: server_time(reply.server_micros, parsed.took),
-        encode_micros: None,
+        parts: None,
     })
 }
 

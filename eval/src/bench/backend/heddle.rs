@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
-use super::{Answer, Backend, BackendFactory, CommitReport, Unsupported, WriteOptions};
+use super::{
+    Answer, AnswerParts, Backend, BackendFactory, CommitReport, Unsupported, WriteOptions,
+};
 use crate::quality::Retrieval;
 
 /// Opens heddle indexes; searches rank with BM25 at `bm25` (the engine's default unless
@@ -82,14 +84,14 @@ impl Backend for HeddleBackend {
         Ok(self.answer(query, k)?.ids)
     }
 
-    /// The vector and hybrid arms say how long the query's encoding took.
+    /// The vector and hybrid arms say where the request's time went.
     fn answer(&self, query: &str, k: usize) -> anyhow::Result<Answer> {
         if let Some(ranking) = &self.ranking {
-            let (hits, encoding) = ranking.rank_timed(&self.index.searcher(), "", query)?;
+            let (hits, parts) = ranking.rank_timed(&self.index.searcher(), "", query)?;
             return Ok(Answer {
                 ids: hits.into_iter().take(k).map(|h| h.id).collect(),
                 server: None,
-                encode_micros: Some(encoding.as_micros() as u64),
+                parts: Some(AnswerParts::of(&parts)),
             });
         }
         let opts = heddle::SearchOptions {
@@ -101,7 +103,7 @@ impl Backend for HeddleBackend {
         Ok(Answer {
             ids: hits.into_iter().map(|h| h.id).collect(),
             server: None,
-            encode_micros: None,
+            parts: None,
         })
     }
 

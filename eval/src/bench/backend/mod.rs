@@ -24,7 +24,7 @@ pub trait Backend: Send + Sync {
         Ok(Answer {
             ids: self.search(query, k)?,
             server: None,
-            encode_micros: None,
+            parts: None,
         })
     }
 
@@ -103,9 +103,34 @@ pub struct Answer {
     pub ids: Vec<String>,
     /// The server's own time on the request, if it said.
     pub server: Option<ServerTime>,
-    /// The part of the request spent encoding the query into its vector (the vector
-    /// and hybrid arms), in microseconds; the rest of its service time is search.
-    pub encode_micros: Option<u64>,
+    /// The vector and hybrid arms: where the request's service time went.
+    pub parts: Option<AnswerParts>,
+}
+
+/// Where a vector or hybrid request's time went inside its service, in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnswerParts {
+    /// Encoding the query into its vector.
+    pub encode: u64,
+    /// The BM25 stream's search.
+    pub text: u64,
+    /// The vector stream's search.
+    pub vector: u64,
+    /// The rest of the ranking: fusion, tie order, the kept hits' ids.
+    pub fusion: u64,
+}
+
+impl AnswerParts {
+    /// From the ranking's own account.
+    pub fn of(parts: &crate::quality::RequestParts) -> AnswerParts {
+        let us = |d: std::time::Duration| d.as_micros() as u64;
+        AnswerParts {
+            encode: us(parts.encode),
+            text: us(parts.text),
+            vector: us(parts.vector),
+            fusion: us(parts.fusion),
+        }
+    }
 }
 
 /// A server's own time on one request, as it reported it.

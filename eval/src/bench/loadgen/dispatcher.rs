@@ -238,7 +238,7 @@ fn record(
 ) {
     let (start_ns, done_ns) = (since(origin, start), since(origin, done));
     let server = result.as_ref().ok().and_then(|a| a.server);
-    let encode_us = result.as_ref().ok().and_then(|a| a.encode_micros);
+    let parts = result.as_ref().ok().and_then(|a| a.parts);
     tally.log(RequestTimes {
         index: job.index,
         due_ns: job.due_ns,
@@ -257,8 +257,8 @@ fn record(
             if let Some(server) = server {
                 tally.record_server(job.due_ns, done_ns, server);
             }
-            if let Some(encode_us) = encode_us {
-                tally.record_encode(start_ns, done_ns, encode_us);
+            if let Some(parts) = parts {
+                tally.record_parts(start_ns, done_ns, parts);
             }
         }
         Err(e) => tally.record_error(done_ns, &e),

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::Admission;
-use crate::bench::backend::{ServerClock, ServerTime};
+use crate::bench::backend::{AnswerParts, ServerClock, ServerTime};
 use crate::bench::report::format::micros_or_dash;
 use crate::bench::stats::{LatencyHistogram, P50, P99};
 
@@ -30,8 +30,14 @@ pub struct CompletionTally {
     /// The vector and hybrid arms, per completed request: the time spent encoding the
     /// query (inside its service time) ...
     pub encode: LatencyHistogram,
-    /// ... and the rest of its service time: search and fusion.
+    /// ... and the rest of its service time: search and fusion, ...
     pub search: LatencyHistogram,
+    /// ... of which the text (BM25) stream's search, ...
+    pub text: LatencyHistogram,
+    /// ... the vector stream's search ...
+    pub vector: LatencyHistogram,
+    /// ... and the rest of the ranking (fusion, tie order, the kept hits' ids).
+    pub fusion: LatencyHistogram,
     /// Over HTTP, requests that found no open connection ready and opened one: its
     /// setup is in their latency.
     pub connected: u64,
@@ -86,15 +92,19 @@ impl CompletionTally {
         self.server_clock = self.server_clock.max(Some(server.clock));
     }
 
-    /// Records how much of a completed request's service time (after [`record`]) went
-    /// to encoding its query.
+    /// Records where a completed request's service time (after [`record`]) went: its
+    /// query's encoding, each stream's search, and the fusion; the service time less
+    /// the encoding is its search.
     ///
     /// [`record`]: CompletionTally::record
-    pub fn record_encode(&mut self, start_ns: u64, done_ns: u64, encode_us: u64) {
-        self.encode.record_micros(encode_us);
+    pub fn record_parts(&mut self, start_ns: u64, done_ns: u64, parts: AnswerParts) {
+        self.encode.record_micros(parts.encode);
         let service_us = done_ns.saturating_sub(start_ns).div_ceil(1_000);
         self.search
-            .record_micros(service_us.saturating_sub(encode_us));
+            .record_micros(service_us.saturating_sub(parts.encode));
+        self.text.record_micros(parts.text);
+        self.vector.record_micros(parts.vector);
+        self.fusion.record_micros(parts.fusion);
     }
 
     /// Records a request the backend failed. It has no latency: a fast failure must not
@@ -119,6 +129,9 @@ impl CompletionTally {
         self.added.add(&other.added);
         self.encode.add(&other.encode);
         self.search.add(&other.search);
+        self.text.add(&other.text);
+        self.vector.add(&other.vector);
+        self.fusion.add(&other.fusion);
         self.server_clock = self.server_clock.max(other.server_clock);
         self.connected += other.connected;
         self.errors += other.errors;

@@ -83,6 +83,12 @@ fn summarise_one(reps: &[&RungReport]) -> RungSummary {
         encode_p99_us: o(|r| r.encode_us.as_ref().and_then(|c| c.p99)),
         search_p50_us: o(|r| r.search_us.as_ref().and_then(|c| c.p50)),
         search_p99_us: o(|r| r.search_us.as_ref().and_then(|c| c.p99)),
+        text_p50_us: o(|r| r.text_us.as_ref().and_then(|c| c.p50)),
+        text_p99_us: o(|r| r.text_us.as_ref().and_then(|c| c.p99)),
+        vector_p50_us: o(|r| r.vector_us.as_ref().and_then(|c| c.p50)),
+        vector_p99_us: o(|r| r.vector_us.as_ref().and_then(|c| c.p99)),
+        fusion_p50_us: o(|r| r.fusion_us.as_ref().and_then(|c| c.p50)),
+        fusion_p99_us: o(|r| r.fusion_us.as_ref().and_then(|c| c.p99)),
         // The coarser clock (Elasticsearch's took) if any repetition had it.
         server_clock: reps
             .iter()

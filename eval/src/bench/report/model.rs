@@ -241,9 +241,18 @@ pub struct RungReport {
     /// (inside its service time) ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encode_us: Option<LatencySummary>,
-    /// ... and the rest of its service time (search and fusion).
+    /// ... and the rest of its service time (search and fusion), ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_us: Option<LatencySummary>,
+    /// ... of which the text (BM25) stream's search, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_us: Option<LatencySummary>,
+    /// ... the vector stream's search ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_us: Option<LatencySummary>,
+    /// ... and the rest: fusion, tie order, the kept hits' ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion_us: Option<LatencySummary>,
     /// Over HTTP: requests that found no open connection and opened one, its setup in
     /// their latency (the pool holds one per in-flight request, so this is 0 unless the
     /// server closed connections during the rung).
@@ -360,4 +369,17 @@ pub struct RungSummary {
     pub search_p50_us: Option<Spread<u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_p99_us: Option<Spread<u64>>,
+    /// The parts of the search (`RungReport::text_us`, `vector_us`, `fusion_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_p99_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_p99_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion_p50_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion_p99_us: Option<Spread<u64>>,
 }

@@ -9,7 +9,7 @@ use crate::env::render::fit;
 
 use super::format::{kib, kib_change, micros, micros_or_dash, rate, spread, spread_or_dash};
 use super::{BenchReport, Calibration, LadderRule, RungSummary};
-use crate::bench::stats::{P50, P90, P99, P999};
+use crate::bench::stats::{P50, P90, P99, P999, Spread};
 
 /// How much a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -390,6 +390,76 @@ fn encoding(r: &BenchReport, width: Width, out: &mut String) {
     );
     out.push_str(&t.render());
     out.push('\n');
+    request_parts(r, width, out);
+}
+
+/// The vector and hybrid arms: the four parts of a request's service at one quantile,
+/// their sum, and the request's latency at that quantile beside it. Quantiles do not
+/// add: the sum of the parts' p99s is an upper bound on a request's, not its p99, and
+/// the latency includes any wait for a worker.
+fn request_parts(r: &BenchReport, width: Width, out: &mut String) {
+    if !r.summary.iter().any(|s| s.text_p50_us.is_some()) {
+        return;
+    }
+    type Pick = fn(&RungSummary) -> [&Option<Spread<u64>>; 5];
+    let quantiles: [(&str, Pick); 2] = [
+        ("p50", |s| {
+            [
+                &s.encode_p50_us,
+                &s.text_p50_us,
+                &s.vector_p50_us,
+                &s.fusion_p50_us,
+                &s.p50_us,
+            ]
+        }),
+        ("p99", |s| {
+            [
+                &s.encode_p99_us,
+                &s.text_p99_us,
+                &s.vector_p99_us,
+                &s.fusion_p99_us,
+                &s.p99_us,
+            ]
+        }),
+    ];
+    for (q, pick) in quantiles {
+        let mut t = Table::new(&[
+            "engine",
+            "offered/s",
+            "encode",
+            "text",
+            "vector",
+            "fusion",
+            "sum of parts",
+            "latency",
+        ]);
+        for s in &r.summary {
+            let [encode, text, vector, fusion, latency] = pick(s);
+            let parts = [encode, text, vector, fusion];
+            let sum = parts
+                .iter()
+                .map(|p| p.as_ref().map(|p| p.median))
+                .sum::<Option<u64>>();
+            t.row(vec![
+                s.engine.clone(),
+                rate(s.offered_rate),
+                fig_or_dash(encode, width, micros),
+                fig_or_dash(text, width, micros),
+                fig_or_dash(vector, width, micros),
+                fig_or_dash(fusion, width, micros),
+                sum.map_or_else(|| "-".to_string(), micros),
+                fig_or_dash(latency, width, micros),
+            ]);
+        }
+        let _ = writeln!(
+            out,
+            "where a request's time went, {q} of each part (encode; the text and vector \
+             streams' searches; fusion = the rest of the ranking), their sum, and the \
+             request's latency {q} (from its due time)"
+        );
+        out.push_str(&t.render());
+        out.push('\n');
+    }
 }
 
 /// Over HTTP (`--target`): where each latency went. The client's own time per request
