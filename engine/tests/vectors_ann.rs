@@ -874,12 +874,13 @@ fn a_merge_keeps_the_first_segments_graph_when_its_ids_and_m_stand() {
 }
 
 /// The default merge policy folds the segments after the first into it once they hold
-/// 2 % of the documents, when its graph can be kept: an index a few small commits
+/// 1.5 % of the documents, when its graph can be kept: an index a few small commits
 /// (as `add`s leave it) is one segment again, searched as one. A smaller tail waits.
 #[test]
 fn background_merges_fold_a_tail_of_the_share_into_the_first_graph() {
     let dim = 16;
     let (vectors, queries) = mixture_vectors(3100, dim, 5);
+    assert_eq!(heddle::MergePolicy::default().graph_tail_permille, 15);
     let dir = tempfile::tempdir().unwrap();
     let settings = IndexSettings {
         vector_dim: Some(dim),
@@ -903,10 +904,10 @@ fn background_merges_fold_a_tail_of_the_share_into_the_first_graph() {
             .collect::<Vec<_>>()
     };
     assert_eq!(commit(0..3000), [(3000, true)]);
-    // 50 of 3,050 is 1.6 %: below the share, and the log rule leaves two segments.
-    assert_eq!(commit(3000..3050), [(3000, true), (50, false)]);
+    // 40 of 3,040 is 1.3 %: below the share, and the log rule leaves two segments.
+    assert_eq!(commit(3000..3040), [(3000, true), (40, false)]);
     // 100 of 3,100 is 3.2 %: merged into the first, with a graph.
-    assert_eq!(commit(3050..3100), [(3100, true)]);
+    assert_eq!(commit(3040..3100), [(3100, true)]);
     let (found, _) = approximate(&index, &queries, 10, SearchEffort::Candidates(64));
     let truth = exact(&index, &queries, 10);
     let recall = mean_recall(&truth, &found);
