@@ -24,28 +24,41 @@ const DOCS: usize = 300;
 /// The graphs' `m`: small, so that 300 documents reach several layers.
 const M: usize = 4;
 
+/// The graphs' settings: a graph for each segment.
+const GRAPH: GraphSettings = GraphSettings {
+    min_docs: 100,
+    m: M as u32,
+    ef_construction: 32,
+};
+
 /// A vector index of two segments of 300 documents, each with a graph file, and a
 /// delete file (doc3); with `shift`, every file rewritten in chunks of 2^shift bytes.
 /// Returns the graph files and the vectors files, in segment order.
 fn build(shift: Option<u32>) -> (tempfile::TempDir, Vec<PathBuf>, Vec<PathBuf>) {
+    build_with(shift, true)
+}
+
+/// [`build`], with or without the delete of doc3 (in the first segment: without it, a
+/// merge keeps the first segment's graph).
+fn build_with(
+    shift: Option<u32>,
+    delete_doc3: bool,
+) -> (tempfile::TempDir, Vec<PathBuf>, Vec<PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
     let index = vector_index(dir.path(), DIM);
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
-    w.set_graph(GraphSettings {
-        min_docs: 100,
-        m: M as u32,
-        ef_construction: 32,
-    })
-    .unwrap();
+    w.set_graph(GRAPH).unwrap();
     for range in [0..DOCS, DOCS..2 * DOCS] {
         for i in range {
             w.add(vector_doc(i)).unwrap();
         }
         w.commit().unwrap();
     }
-    w.delete("doc3");
-    w.commit().unwrap();
+    if delete_doc3 {
+        w.delete("doc3");
+        w.commit().unwrap();
+    }
     drop(w);
     assert!(index.segments().iter().all(|s| s.vector_graph));
     let files: Vec<PathBuf> = common::file_names(dir.path())
@@ -589,4 +602,57 @@ fn a_resealed_row_a_walk_scores_that_is_not_a_number_fails_the_search_naming_the
     // BM25 never reads rows.
     text_answers(dir.path()).unwrap();
     check_finds(dir.path(), &vecs[0], "a NaN row", "component 2 is NaN");
+}
+
+/// A merge that would keep the first segment's graph (its ids stand) reads that graph as
+/// `check` does: resealed structural damage or a flipped byte in it fails the merge
+/// naming the file, and the index keeps its two segments, its answers, and the damage
+/// for `check` to report (never laundered into a merged segment).
+#[test]
+fn a_merge_refuses_to_keep_a_damaged_graph_naming_it() {
+    let mut cases: Vec<(&str, Box<dyn Fn(&Path) -> String>)> = structural_edits()
+        .into_iter()
+        .map(|(what, edit)| {
+            let damage: Box<dyn Fn(&Path) -> String> = Box::new(move |file: &Path| {
+                let mut defect = String::new();
+                common::reseal(file, |b| defect = edit(b));
+                defect
+            });
+            (what, damage)
+        })
+        .collect();
+    cases.push((
+        "a flipped byte in the last chunk",
+        Box::new(|file: &Path| {
+            let mut bytes = std::fs::read(file).unwrap();
+            let at = bytes.len() - 40;
+            bytes[at] ^= 0x10;
+            std::fs::write(file, &bytes).unwrap();
+            String::new()
+        }),
+    ));
+    for (what, damage) in cases {
+        let (dir, files, _) = build_with(None, false);
+        let text = text_answers(dir.path()).unwrap();
+        let file = &files[0];
+        let defect = damage(file);
+        let index = match Index::open(dir.path()) {
+            Ok(index) => index,
+            // Damage the open already sees (the header's fields): nothing to merge.
+            Err(e) => {
+                assert_eq!(error_path(&e), Some(file.as_path()), "{what}: {e}");
+                continue;
+            }
+        };
+        let mut w = index.writer().unwrap();
+        // The graph settings it was built with, so that the merge would keep it.
+        w.set_graph(GRAPH).unwrap();
+        let err = w.merge_into_one().expect_err(what);
+        assert_eq!(error_path(&err), Some(file.as_path()), "{what}: {err}");
+        drop(w);
+        let reopened = Index::open(dir.path()).unwrap();
+        assert_eq!(reopened.segments().len(), 2, "{what}: nothing merged");
+        assert_eq!(text_answers(dir.path()).unwrap(), text, "{what}");
+        check_finds(dir.path(), file, what, &defect);
+    }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{covid_docs, index_of, ok};
+use common::{covid_docs, hit_ids, index_of, ok};
 
 #[derive(Clone, Copy, Debug)]
 enum Full {
@@ -62,17 +62,6 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn hits(index: &str, query: &str) -> Vec<String> {
-    let out = ok(&["search", "--index", index, "--json", "--k", "100", query]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    v["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Every writing command commits before it reports: with either output full, what it
 /// was asked to do is in the index afterwards, and `check` finds it whole.
 #[test]
@@ -83,7 +72,11 @@ fn writing_commands_commit_whatever_output_is_full() {
         let idx = dir.path().join(format!("idx-{full:?}"));
         let idx = idx.to_str().unwrap();
         runs_with_full(full, &["index", "--corpus", &corpus, "--index", idx]);
-        assert_eq!(hits(idx, "covid").len(), 6, "{full:?}: index built whole");
+        assert_eq!(
+            hit_ids(idx, "covid").len(),
+            6,
+            "{full:?}: index built whole"
+        );
         let more = write(
             dir.path(),
             "more.jsonl",
@@ -91,15 +84,18 @@ fn writing_commands_commit_whatever_output_is_full() {
         );
         runs_with_full(full, &["add", "--index", idx, "--docs", &more]);
         assert!(
-            hits(idx, "extra").contains(&"extra".to_string()),
+            hit_ids(idx, "extra").contains(&"extra".to_string()),
             "{full:?}"
         );
         runs_with_full(full, &["delete", "--index", idx, "d0"]);
-        assert!(!hits(idx, "covid").contains(&"d0".to_string()), "{full:?}");
+        assert!(
+            !hit_ids(idx, "covid").contains(&"d0".to_string()),
+            "{full:?}"
+        );
         runs_with_full(full, &["merge", "--index", idx]);
         runs_with_full(full, &["check", "--index", idx]);
         ok(&["check", "--index", idx]);
-        assert_eq!(hits(idx, "covid").len(), 6, "{full:?}: 6 - d0 + extra");
+        assert_eq!(hit_ids(idx, "covid").len(), 6, "{full:?}: 6 - d0 + extra");
     }
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fails, ok};
+use common::{fails, hit_ids, ok};
 
 use std::path::Path;
 
@@ -15,17 +15,6 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
 
 fn line(id: &str, text: &str) -> String {
     serde_json::json!({"_id": id, "title": "", "text": text}).to_string() + "\n"
-}
-
-fn ids(index: &str, query: &str) -> Vec<String> {
-    let out = ok(&["search", "--index", index, "--json", "--k", "100", query]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    v["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]
@@ -47,8 +36,8 @@ fn a_ten_megabyte_document_and_a_million_distinct_terms_index_and_search() {
     ]);
     assert!(out.contains("indexed 3 documents"), "{out}");
     assert!(out.contains("1,000,00"), "a million and more terms: {out}");
-    assert_eq!(ids(&idx, "t999999"), ["small", "many"]);
-    let mut needle = ids(&idx, "needle");
+    assert_eq!(hit_ids(&idx, "t999999"), ["small", "many"]);
+    let mut needle = hit_ids(&idx, "needle");
     needle.sort();
     assert_eq!(needle, ["big", "small"]);
 }
@@ -99,7 +88,7 @@ fn long_tokens_are_dropped_by_the_stated_limit() {
         "plain",
     ]);
     assert!(
-        ids(&idx, &"y".repeat(300)).is_empty(),
+        hit_ids(&idx, &"y".repeat(300)).is_empty(),
         "over the default 255"
     );
     let idx2 = dir.path().join("idx2").to_string_lossy().into_owned();
@@ -114,7 +103,7 @@ fn long_tokens_are_dropped_by_the_stated_limit() {
         "--max-token-chars",
         "400",
     ]);
-    assert_eq!(ids(&idx2, &"y".repeat(300)), ["a"]);
+    assert_eq!(hit_ids(&idx2, &"y".repeat(300)), ["a"]);
 }
 
 #[test]
@@ -129,7 +118,7 @@ fn empty_corpus_and_empty_file_give_an_empty_index() {
             .into_owned();
         let out = ok(&["index", "--corpus", &corpus, "--index", &idx]);
         assert!(out.contains("indexed 0 documents"), "{out}");
-        assert!(ids(&idx, "anything").is_empty());
+        assert!(hit_ids(&idx, "anything").is_empty());
     }
     fails(
         &[
@@ -151,8 +140,8 @@ fn crlf_line_endings_and_a_byte_order_mark_are_read() {
     let corpus = write(dir.path(), "c.jsonl", &body);
     let idx = dir.path().join("idx").to_string_lossy().into_owned();
     assert!(ok(&["index", "--corpus", &corpus, "--index", &idx]).contains("indexed 2 documents"));
-    assert_eq!(ids(&idx, "alpha"), ["a"]);
-    assert_eq!(ids(&idx, "beta"), ["b"]);
+    assert_eq!(hit_ids(&idx, "alpha"), ["a"]);
+    assert_eq!(hit_ids(&idx, "beta"), ["b"]);
 }
 
 #[test]
@@ -188,12 +177,12 @@ fn ids_with_odd_characters_round_trip_exactly() {
     let corpus = write(dir.path(), "c.jsonl", body.as_bytes());
     let idx = dir.path().join("idx").to_string_lossy().into_owned();
     ok(&["index", "--corpus", &corpus, "--index", &idx]);
-    let mut got = ids(&idx, "common");
+    let mut got = hit_ids(&idx, "common");
     got.sort();
     let mut want: Vec<String> = odd.iter().map(|s| s.to_string()).collect();
     want.sort();
     assert_eq!(got, want);
     // Deleting by such an id works too.
     ok(&["delete", "--index", &idx, "tab\there"]);
-    assert_eq!(ids(&idx, "common").len(), odd.len() - 1);
+    assert_eq!(hit_ids(&idx, "common").len(), odd.len() - 1);
 }

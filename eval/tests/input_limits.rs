@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fails, heddle_eval, ok};
+use common::{fails, heddle_eval, hit_ids, ok};
 
 use std::path::{Path, PathBuf};
 
@@ -442,16 +442,7 @@ fn index_of(dir: &Path, docs: &[(&str, &str, &str)]) -> String {
 }
 
 fn ids_found(idx: &str, query: &str) -> Vec<String> {
-    let out = ok(&[
-        "search", "--index", idx, "--json", "--k", "100", "--", query,
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let mut ids: Vec<String> = v["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["id"].as_str().unwrap().to_string())
-        .collect();
+    let mut ids = hit_ids(idx, query);
     ids.sort();
     ids
 }

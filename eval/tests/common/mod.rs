@@ -61,3 +61,18 @@ pub fn covid_docs(n: usize) -> String {
         })
         .collect()
 }
+
+/// The ids `search --json` finds for `query` in `index`, best first (at most 100). The
+/// query follows `--`, so one that starts with a dash is a query, not a flag.
+pub fn hit_ids(index: &str, query: &str) -> Vec<String> {
+    let out = ok(&[
+        "search", "--index", index, "--json", "--k", "100", "--", query,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
