@@ -610,10 +610,12 @@ fn a_resealed_row_a_walk_scores_that_is_not_a_number_fails_the_search_naming_the
 /// for `check` to report (never laundered into a merged segment).
 #[test]
 fn a_merge_refuses_to_keep_a_damaged_graph_naming_it() {
-    let mut cases: Vec<(&str, Box<dyn Fn(&Path) -> String>)> = structural_edits()
+    // Each damages the file it is given and returns the defect `check` names.
+    type Damage = Box<dyn Fn(&Path) -> String>;
+    let mut cases: Vec<(&str, Damage)> = structural_edits()
         .into_iter()
         .map(|(what, edit)| {
-            let damage: Box<dyn Fn(&Path) -> String> = Box::new(move |file: &Path| {
+            let damage: Damage = Box::new(move |file: &Path| {
                 let mut defect = String::new();
                 common::reseal(file, |b| defect = edit(b));
                 defect
