@@ -52,6 +52,17 @@ impl Default for GraphSettings {
 }
 
 impl GraphSettings {
+    /// The default settings, except that no segment gets a graph: for a build whose
+    /// flushed segments are merged into one afterwards, whose graph is then built once
+    /// (`heddle-eval index` with vectors; [`crate::IndexWriter::merge_into_one`] with
+    /// graph settings that want one).
+    pub fn deferred() -> GraphSettings {
+        GraphSettings {
+            min_docs: u32::MAX,
+            ..GraphSettings::default()
+        }
+    }
+
     /// Whether a segment of `docs` documents gets a graph.
     pub(crate) fn wants(&self, docs: u32) -> bool {
         docs > 0 && docs >= self.min_docs
@@ -146,11 +157,7 @@ mod tests {
             ..settings
         };
         assert!(every.wants(1) && !every.wants(0));
-        let none = GraphSettings {
-            min_docs: u32::MAX,
-            ..settings
-        };
-        assert!(!none.wants(u32::MAX - 1));
+        assert!(!GraphSettings::deferred().wants(u32::MAX - 1));
         assert!(settings.check().is_ok());
         for bad in [
             GraphSettings { m: 1, ..settings },

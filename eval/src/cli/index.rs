@@ -291,10 +291,7 @@ fn build(
     // that merge (docs/DECISIONS.md, "Approximate vector search").
     let graphs_after_merge = vectors.is_some() && args.merge_to.is_none();
     if graphs_after_merge {
-        writer.set_graph(heddle::GraphSettings {
-            min_docs: u32::MAX,
-            ..Default::default()
-        })?;
+        writer.set_graph(heddle::GraphSettings::deferred())?;
     }
     let mut reader = heddle_corpus::beir::open_corpus(&args.corpus)?;
     reader.set_max_document_bytes(args.max_doc_bytes);
