@@ -915,3 +915,26 @@ fn background_merges_fold_a_tail_of_the_share_into_the_first_graph() {
     assert_scored_exactly(&found, &exact_scores(&index, &queries), "after the fold");
     assert!(check_index(dir.path()).is_ok());
 }
+
+/// A walk whose beam reaches a 32nd of its segment's rows would cost what an exact scan
+/// does (a fusion reading a stream 1,000 deep, a large ef on a small segment): the scan
+/// is taken instead, and answers exactly as exact search. A smaller beam walks.
+#[test]
+fn a_beam_of_a_32nd_of_the_segment_scans_it_exactly_instead() {
+    let dim = 16;
+    let (vectors, queries) = mixture_vectors(4096, dim, 9);
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), &vectors, 1, 2048);
+    let n = queries.len();
+    // A beam of 64: 64 · 32 = 2,048 rows, half the segment.
+    let (_, stats) = approximate(&index, &queries, 10, SearchEffort::Candidates(64));
+    assert_eq!((stats.segments_walked, stats.segments_scanned), (n, 0));
+    // A beam of 128 (k): 4,096 rows, all of it.
+    let (found, stats) = approximate(&index, &queries, 128, SearchEffort::Candidates(64));
+    assert_eq!((stats.segments_walked, stats.segments_scanned), (0, n));
+    assert_eq!(stats.rows_scored, (n * 4096) as u64);
+    let truth = exact(&index, &queries, 128);
+    for (f, t) in found.iter().zip(&truth) {
+        assert_eq!(exactly(f), exactly(t));
+    }
+}
