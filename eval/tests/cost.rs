@@ -43,6 +43,8 @@ fn each_query_is_counted_and_a_second_count_agrees() {
             "7",
             "--warmup",
             "3",
+            "--jobs",
+            "2",
             "--json",
             json.to_str().unwrap(),
         ]);

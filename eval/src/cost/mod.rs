@@ -8,9 +8,10 @@
 //! [`callgrind`] — the [`probe`] writes its plan (queries and their classes), warms up,
 //! then runs each query once through the one function callgrind collects in — and
 //! [`report`] puts the plan and callgrind's per-query parts together. The set is
-//! chosen here, not by the probe ([`probe::query_set`]), and split into [`DEFAULT_JOBS`]
-//! parts counted at once, each by its own valgrind: callgrind runs one thread at a time,
-//! so one process used one core while the rest of the machine waited. With
+//! chosen here, not by the probe ([`probe::query_set`]), and may be split into `--jobs`
+//! parts counted at once, each by its own valgrind (callgrind runs one thread at a time,
+//! so one process uses one core); by default it is one part, as the counts depend on the
+//! split (docs/PERF.md, "Instructions per query"). With
 //! `--candidate`, the baseline is counted twice (A, B, A): the second A is the floor.
 
 pub mod callgrind;
@@ -48,9 +49,10 @@ pub struct CostArgs {
     pub warmup: usize,
 
     /// Parts of the query set counted at the same time, each by its own valgrind
-    /// process. A fixed number, not this machine's cores: each part warms up and first
-    /// reads the index on its own, so the counts depend (slightly) on the split, and two
-    /// builds compared must be counted with the same --jobs.
+    /// process. Each part plans, warms up and first reads the index on its own, so the
+    /// counts depend on the split (on the synthetic set, 2 parts counted 0.3% more
+    /// instructions than 1, and 4.4% more for its all-rare queries): builds compared must
+    /// be counted with the same --jobs, and figures quoted say it.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_JOBS)]
     pub jobs: usize,
 
@@ -93,9 +95,9 @@ pub struct CostArgs {
     pub plan: Option<PathBuf>,
 }
 
-/// How many valgrind processes count a query set at once, unless told otherwise: two,
-/// on any machine (see `--jobs`).
-pub const DEFAULT_JOBS: usize = 2;
+/// How many valgrind processes count a query set at once, unless told otherwise: one, on
+/// any machine, so that figures compare with every earlier one (see `--jobs`).
+pub const DEFAULT_JOBS: usize = 1;
 
 fn default_jobs() -> usize {
     DEFAULT_JOBS
