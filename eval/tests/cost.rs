@@ -43,6 +43,8 @@ fn each_query_is_counted_and_a_second_count_agrees() {
             "7",
             "--warmup",
             "3",
+            "--jobs",
+            "2",
             "--json",
             json.to_str().unwrap(),
         ]);
@@ -55,6 +57,10 @@ fn each_query_is_counted_and_a_second_count_agrees() {
     let a = count("a.json");
     assert_eq!(a.per_query.len(), 7, "7 queries, cycling over the file's 3");
     assert_eq!(a.per_query[3].query, "covid masks");
+    // Counted in two parts at once (queries 1-4 and 5-7), put back in the set's order.
+    assert_eq!(a.jobs, 2);
+    assert_eq!(a.per_query[4].query, "vaccine trial results");
+    assert!(a.cpu_secs.is_some_and(|c| c > 0.0), "{:?}", a.cpu_secs);
     assert_eq!(
         a.outside_instructions, 0,
         "nothing counted outside the loop"

@@ -387,6 +387,7 @@ fn cost_run(a: &AbArgs, binaries: &[&str]) -> (Option<runner::CostRun>, String) 
         count: a.cost_queries,
         warmup: 20,
         k: 10,
+        jobs: crate::cost::DEFAULT_JOBS,
     };
     let note = format!(
         "instructions: {} queries per run under {}'s callgrind",

@@ -7,7 +7,11 @@
 //! Flow: [`measure`] runs a build's own binary as `BIN cost --probe …` under
 //! [`callgrind`] — the [`probe`] writes its plan (queries and their classes), warms up,
 //! then runs each query once through the one function callgrind collects in — and
-//! [`report`] puts the plan and callgrind's per-query parts together. With
+//! [`report`] puts the plan and callgrind's per-query parts together. The set is
+//! chosen here, not by the probe ([`probe::query_set`]), and may be split into `--jobs`
+//! parts counted at once, each by its own valgrind (callgrind runs one thread at a time,
+//! so one process uses one core); by default it is one part, as the counts depend on the
+//! split (docs/PERF.md, "Instructions per query"). With
 //! `--candidate`, the baseline is counted twice (A, B, A): the second A is the floor.
 
 pub mod callgrind;
@@ -22,6 +26,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use self::report::{COST_FORMAT, ClassChange, CostReport};
+use crate::bench::probe::Rusage;
 
 /// `heddle-eval cost`.
 #[derive(Debug, Clone, Args)]
@@ -39,9 +44,17 @@ pub struct CostArgs {
     #[arg(long, value_name = "N", default_value_t = 1_000)]
     pub count: usize,
 
-    /// Queries run before counting starts (the first of the set; not counted).
+    /// Queries run before counting starts (the first of each part; not counted).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub warmup: usize,
+
+    /// Parts of the query set counted at the same time, each by its own valgrind
+    /// process. Each part plans, warms up and first reads the index on its own, so the
+    /// counts depend on the split (on the synthetic set, 2 parts counted 0.3% more
+    /// instructions than 1, and 4.4% more for its all-rare queries): builds compared must
+    /// be counted with the same --jobs, and figures quoted say it.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_JOBS)]
+    pub jobs: usize,
 
     /// Hits per query.
     #[arg(long, value_name = "K", default_value_t = 10)]
@@ -82,6 +95,14 @@ pub struct CostArgs {
     pub plan: Option<PathBuf>,
 }
 
+/// How many valgrind processes count a query set at once, unless told otherwise: one, on
+/// any machine, so that figures compare with every earlier one (see `--jobs`).
+pub const DEFAULT_JOBS: usize = 1;
+
+fn default_jobs() -> usize {
+    DEFAULT_JOBS
+}
+
 /// What [`measure`] counts: the same for every build of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostSpec {
@@ -90,10 +111,41 @@ pub struct CostSpec {
     pub count: usize,
     pub warmup: usize,
     pub k: usize,
+    /// Parts counted at once (see `--jobs`).
+    #[serde(default = "default_jobs")]
+    pub jobs: usize,
+}
+
+/// The query set's parts: `jobs` contiguous runs (fewer if there are fewer queries),
+/// their lengths differing by at most one.
+pub fn split(queries: usize, jobs: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = jobs.clamp(1, queries.max(1));
+    let (base, extra) = (queries / parts, queries % parts);
+    let mut start = 0;
+    (0..parts)
+        .map(|i| {
+            let len = base + usize::from(i < extra);
+            let r = start..start + len;
+            start += len;
+            r
+        })
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// One part's files.
+struct Part {
+    args: Vec<String>,
+    out: PathBuf,
+    plan: PathBuf,
+    log: PathBuf,
 }
 
 /// Counts `binary`'s query loop under callgrind, its files in `workdir` (named by
-/// `tag`).
+/// `tag`): the set [`probe::query_set`] picks, split into `spec.jobs` parts, each part
+/// written to a query file of its own and counted by its own valgrind, all at once. The
+/// probe takes every query of the file it is given, so a build from before the split
+/// counts the same queries.
 pub fn measure(
     valgrind: &Path,
     binary: &Path,
@@ -102,38 +154,78 @@ pub fn measure(
     tag: &str,
 ) -> anyhow::Result<CostReport> {
     ensure!(spec.count >= 1, "--count must be at least 1");
+    ensure!(spec.jobs >= 1, "--jobs must be at least 1");
     std::fs::create_dir_all(workdir).with_context(|| format!("creating {}", workdir.display()))?;
-    let out = workdir.join(format!("callgrind-{tag}.out"));
-    let plan = workdir.join(format!("plan-{tag}.json"));
-    let log = workdir.join(format!("callgrind-{tag}.log"));
-    let _ = std::fs::remove_file(&out);
-    let args: Vec<String> = vec![
-        "cost".into(),
-        "--probe".into(),
-        "--plan".into(),
-        plan.display().to_string(),
-        "--index".into(),
-        spec.index.display().to_string(),
-        "--queries".into(),
-        spec.queries.display().to_string(),
-        "--count".into(),
-        spec.count.to_string(),
-        "--warmup".into(),
-        spec.warmup.to_string(),
-        "--k".into(),
-        spec.k.to_string(),
-    ];
+    let set = probe::query_set(&spec.queries, spec.count)?;
+    let mut parts = Vec::new();
+    for (i, range) in split(set.len(), spec.jobs).into_iter().enumerate() {
+        let name = format!("{tag}-{}", i + 1);
+        let queries = workdir.join(format!("queries-{name}.jsonl"));
+        let mut text = String::new();
+        for (n, q) in set[range.clone()].iter().enumerate() {
+            let line = serde_json::json!({"_id": (range.start + n + 1).to_string(), "text": q});
+            text.push_str(&line.to_string());
+            text.push('\n');
+        }
+        std::fs::write(&queries, text).with_context(|| format!("writing {}", queries.display()))?;
+        let out = workdir.join(format!("callgrind-{name}.out"));
+        let _ = std::fs::remove_file(&out);
+        let plan = workdir.join(format!("plan-{name}.json"));
+        let args: Vec<String> = vec![
+            "cost".into(),
+            "--probe".into(),
+            "--plan".into(),
+            plan.display().to_string(),
+            "--index".into(),
+            spec.index.display().to_string(),
+            "--queries".into(),
+            queries.display().to_string(),
+            "--count".into(),
+            range.len().to_string(),
+            "--warmup".into(),
+            spec.warmup.to_string(),
+            "--k".into(),
+            spec.k.to_string(),
+        ];
+        let log = workdir.join(format!("callgrind-{name}.log"));
+        parts.push(Part {
+            args,
+            out,
+            plan,
+            log,
+        });
+    }
     let started = Instant::now();
-    callgrind::run(valgrind, binary, &args, &out, &log)?;
+    let cpu_before = Rusage::children();
+    let ran: Vec<anyhow::Result<()>> = std::thread::scope(|s| {
+        let running: Vec<_> = parts
+            .iter()
+            .map(|p| s.spawn(|| callgrind::run(valgrind, binary, &p.args, &p.out, &p.log)))
+            .collect();
+        running
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a callgrind run's thread panicked")))
+            })
+            .collect()
+    });
     let wall_secs = started.elapsed().as_secs_f64();
-    let source = out.display().to_string();
-    let text = std::fs::read_to_string(&out).with_context(|| format!("reading {source}"))?;
-    let parsed = callgrind::parse(&text, &source)?;
-    let plan_text =
-        std::fs::read_to_string(&plan).with_context(|| format!("reading {}", plan.display()))?;
-    let plan: Vec<probe::Planned> = serde_json::from_str(&plan_text)
-        .with_context(|| format!("{}: not a cost plan", plan.display()))?;
-    let (per_query, outside) = report::per_query(&plan, &parsed, &source)?;
+    let cpu = Rusage::children().since(&cpu_before);
+    ran.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
+    let (mut per_query, mut outside) = (Vec::with_capacity(set.len()), 0);
+    for p in &parts {
+        let source = p.out.display().to_string();
+        let text = std::fs::read_to_string(&p.out).with_context(|| format!("reading {source}"))?;
+        let parsed = callgrind::parse(&text, &source)?;
+        let plan_text = std::fs::read_to_string(&p.plan)
+            .with_context(|| format!("reading {}", p.plan.display()))?;
+        let plan: Vec<probe::Planned> = serde_json::from_str(&plan_text)
+            .with_context(|| format!("{}: not a cost plan", p.plan.display()))?;
+        let (rows, out) = report::per_query(&plan, &parsed, &source)?;
+        per_query.extend(rows);
+        outside += out;
+    }
     Ok(CostReport {
         format: COST_FORMAT,
         tool: format!("heddle-eval cost {}", env!("CARGO_PKG_VERSION")),
@@ -152,6 +244,8 @@ pub fn measure(
         total_instructions: per_query.iter().map(|q| q.instructions).sum(),
         outside_instructions: outside,
         wall_secs,
+        cpu_secs: Some(cpu.user_secs + cpu.system_secs),
+        jobs: parts.len(),
         classes: report::classes(&per_query),
         per_query,
     })
@@ -174,6 +268,7 @@ pub fn run(a: &CostArgs) -> anyhow::Result<()> {
         count: a.count,
         warmup: a.warmup,
         k: a.k,
+        jobs: a.jobs,
     };
     if a.probe {
         let plan = a.plan.clone().context("--probe needs --plan")?;
@@ -187,6 +282,7 @@ pub fn run(a: &CostArgs) -> anyhow::Result<()> {
         });
     }
     ensure!(a.count >= 1, "--count must be at least 1");
+    ensure!(a.jobs >= 1, "--jobs must be at least 1");
     ensure!(
         a.index.is_dir(),
         "--index {}: no such directory",
@@ -215,7 +311,12 @@ pub fn run(a: &CostArgs) -> anyhow::Result<()> {
             a.count
         );
         let r = measure(&valgrind, bin, &spec, &workdir, tag)?;
-        crate::note!("cost: {what}: {:.0} s", r.wall_secs);
+        crate::note!(
+            "cost: {what}: {:.0} s ({:.0} s of CPU in {} valgrind processes)",
+            r.wall_secs,
+            r.cpu_secs.unwrap_or(0.0),
+            r.jobs
+        );
         Ok(r)
     };
     // The report's text is printed after its file is written and the work directory
@@ -266,4 +367,18 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     crate::note!("cost: wrote {}", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parts_cover_the_set_in_order_and_differ_by_one_at_most() {
+        assert_eq!(split(7, 2), vec![0..4, 4..7]);
+        assert_eq!(split(1000, 2), vec![0..500, 500..1000]);
+        assert_eq!(split(3, 8), vec![0..1, 1..2, 2..3], "never an empty part");
+        assert_eq!(split(5, 1), vec![0..5]);
+        assert_eq!(split(10, 3), vec![0..4, 4..7, 7..10]);
+    }
 }

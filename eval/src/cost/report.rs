@@ -14,6 +14,10 @@ use crate::env::render::{fit, wrap};
 
 pub const COST_FORMAT: u32 = 1;
 
+fn one() -> usize {
+    1
+}
+
 /// One query's cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueryCost {
@@ -57,8 +61,15 @@ pub struct CostReport {
     pub total_instructions: u64,
     /// Cost collected outside the measured function (should be 0): instructions.
     pub outside_instructions: u64,
-    /// Wall time of the callgrind run, opening and warm-up included.
+    /// Wall time of the callgrind runs (run at once), opening and warm-up included.
     pub wall_secs: f64,
+    /// User and system CPU time of the callgrind processes together (absent in reports
+    /// from before it was recorded): beside `wall_secs`, how long they waited for a core.
+    #[serde(default)]
+    pub cpu_secs: Option<f64>,
+    /// Valgrind processes the set was split between (1 before `--jobs` existed).
+    #[serde(default = "one")]
+    pub jobs: usize,
     /// All queries first, then each document-frequency class, then each term count.
     pub classes: Vec<ClassCost>,
     pub per_query: Vec<QueryCost>,
@@ -170,9 +181,16 @@ pub fn render(r: &CostReport) -> String {
         format!("  binary {}", r.binary),
         format!("  index {}", r.index),
         format!(
-            "  counted: each query's call only ({} warm-up queries first, not counted); \
-             caches simulated {}; {:.0} s under callgrind",
-            r.warmup, r.caches, r.wall_secs
+            "  counted: each query's call only ({} warm-up queries first in each of {} \
+             parts counted at once, not counted); caches simulated {}; {:.0} s under \
+             callgrind{}",
+            r.warmup,
+            r.jobs,
+            r.caches,
+            r.wall_secs,
+            r.cpu_secs
+                .map(|c| format!(" ({c:.0} s of CPU)"))
+                .unwrap_or_default()
         ),
     ];
     for line in head.iter().flat_map(|l| wrap(l)) {
@@ -346,6 +364,8 @@ mod tests {
             total_instructions: 0,
             outside_instructions: 0,
             wall_secs: 0.0,
+            cpu_secs: None,
+            jobs: 1,
             classes: classes(&[
                 q("all-rare", 1, (100.0 * scale) as u64),
                 q("mixed", 4, 1_000),

@@ -29,10 +29,20 @@ pub struct RusageDelta {
 impl Rusage {
     /// Reads the counters; all zero if the call fails (it cannot for RUSAGE_SELF).
     pub fn now() -> Self {
+        Self::read(libc::RUSAGE_SELF)
+    }
+
+    /// The same counters summed over the child processes waited for so far (the
+    /// callgrind runs of `heddle-eval cost`).
+    pub fn children() -> Self {
+        Self::read(libc::RUSAGE_CHILDREN)
+    }
+
+    fn read(who: libc::c_int) -> Self {
         // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: `ru` is a valid, writable `rusage`; getrusage writes only into it.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        if unsafe { libc::getrusage(who, &mut ru) } != 0 {
             return Rusage::default();
         }
         let tv = |t: libc::timeval| {
