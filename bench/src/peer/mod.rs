@@ -278,8 +278,16 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
                 build_peak_rss_kib: heddle_stats.peak_rss_kib,
                 ..Default::default()
             },
+            // The heddle child serves heddle's index: its build figures are heddle's, so
+            // that the like-for-like column has them too.
             Figures {
                 engine: HEDDLE_CHILD.into(),
+                build_secs: Some(heddle_stats.seconds),
+                docs: Some(heddle_stats.docs),
+                docs_per_sec: Some(heddle_stats.docs_per_sec),
+                index_bytes: Some(heddle_stats.bytes),
+                segments: Some(heddle_stats.segments),
+                build_peak_rss_kib: heddle_stats.peak_rss_kib,
                 ..Default::default()
             },
             Figures {
