@@ -217,7 +217,10 @@ LUCENE_JAR := $(LUCENE_CACHE)/pyserini-1.6.0/pyserini/resources/jars/anserini-1.
 LUCENE_JAR_SHA256 := 183bf5b53c82441b249d475f66f73aaa3e7dedd8892dece747e3680a1fda34f3
 LUCENE_CLASSES := bench/target/lucene-classes
 LUCENE_FLAGS ?=
-# Requests per rung and queries per engine in the sequential pass.
+# Requests per rung and queries per engine in the sequential pass (p99 needs 10,000). On a
+# busy machine the derived ladder refuses a disturbed calibration: name the rates, e.g.
+# LUCENE_FLAGS="--rates 500,750,1000,1500,2000 --max-others-cpu 2 --max-lag-ratio 1000"
+# (docs/RESULTS.md, "heddle against Lucene 9.9.1: timing").
 LUCENE_SAMPLES ?= 10000
 .PHONY: compare-lucene lucene-setup
 lucene-setup:
