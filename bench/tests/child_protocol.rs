@@ -54,6 +54,13 @@ fn the_heddle_child_answers_as_heddle_in_process() {
             });
         }
     });
+    // Each search's own account (CPU, service time) was kept: two per query above.
+    let own = child.take_own_time().expect("the child answered searches");
+    assert_eq!(own.requests, 2 * queries.len() as u64);
+    assert_eq!(own.service_us.count, own.requests);
+    assert!(own.service_mean_us > 0.0);
+    assert!(own.cpu_mean_us > 0.0 && own.cpu_mean_us <= own.service_mean_us * 1.5);
+    assert!(child.take_own_time().is_none(), "taking starts over");
     assert_eq!(child.local_server(), Some(child.process.pid()));
     let mem = child.memory();
     assert!(mem.vm_hwm_kib.is_some_and(|k| k > 0));

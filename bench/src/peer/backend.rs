@@ -7,11 +7,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use heddle::Analyzer;
 use heddle_eval::bench::queries::QueryCycle;
+use heddle_eval::bench::stats::{LatencyHistogram, LatencySummary};
 use heddle_eval::bench::{Backend, BackendFactory};
 use serde::{Deserialize, Serialize};
 
@@ -132,6 +133,7 @@ impl ChildFactory {
             process,
             form: self.spec.query_form.clone(),
             scale: self.spec.score_scale,
+            own: Mutex::new(OwnTime::default()),
         })
     }
 }
@@ -160,12 +162,69 @@ pub struct ChildBackend {
     pub process: ChildProcess,
     form: QueryForm,
     scale: f64,
+    /// The child's own account of each search it answered since the last
+    /// [`take_own_time`](ChildBackend::take_own_time).
+    own: Mutex<OwnTime>,
+}
+
+/// Each search's searching-thread CPU and service time, as the child reported them.
+struct OwnTime {
+    cpu: LatencyHistogram,
+    service: LatencyHistogram,
+    cpu_ns: u64,
+    service_ns: u64,
+}
+
+impl Default for OwnTime {
+    fn default() -> Self {
+        OwnTime {
+            cpu: LatencyHistogram::new(),
+            service: LatencyHistogram::new(),
+            cpu_ns: 0,
+            service_ns: 0,
+        }
+    }
+}
+
+/// What a child said its searches cost it: the CPU of the thread that ran each one
+/// (Lucene's `ThreadMXBean.getCurrentThreadCpuTime`, heddle-child's
+/// `CLOCK_THREAD_CPUTIME_ID`) and its own service time, from reading the request to its
+/// answer (writing the answer is not in it). The parent's side of the protocol is not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildTime {
+    pub requests: u64,
+    /// Per request, µs (rounded up to the µs, as every latency).
+    pub cpu_us: LatencySummary,
+    pub service_us: LatencySummary,
+    /// Exact means from the nanosecond sums, µs.
+    pub cpu_mean_us: f64,
+    pub service_mean_us: f64,
 }
 
 impl ChildBackend {
     fn hits(&self, query: &str, k: usize) -> anyhow::Result<Vec<(f64, String)>> {
         let wire = self.form.apply(query);
-        Ok(self.process.search(&wire, k)?.0)
+        let (hits, service_ns, cpu_ns) = self.process.search(&wire, k)?;
+        let mut own = self.own.lock().expect("own time poisoned");
+        own.cpu.record_nanos(cpu_ns);
+        own.service.record_nanos(service_ns);
+        own.cpu_ns += cpu_ns;
+        own.service_ns += service_ns;
+        Ok(hits)
+    }
+
+    /// The child's own CPU and service time per search since the last call, and starts
+    /// over; `None` if it answered no search.
+    pub fn take_own_time(&self) -> Option<ChildTime> {
+        let own = std::mem::take(&mut *self.own.lock().expect("own time poisoned"));
+        let n = own.cpu.len();
+        (n > 0).then(|| ChildTime {
+            requests: n,
+            cpu_us: LatencySummary::of(&own.cpu),
+            service_us: LatencySummary::of(&own.service),
+            cpu_mean_us: own.cpu_ns as f64 / n as f64 / 1e3,
+            service_mean_us: own.service_ns as f64 / n as f64 / 1e3,
+        })
     }
 
     /// The child's peak and current memory (/proc) and its managed heap, if any.

@@ -125,6 +125,11 @@ pub struct Figures {
     pub warm_up: Vec<Warmed>,
     pub held: Option<EngineHold>,
     pub memory: Option<ChildRss>,
+    /// A child's own account of its searches in the sequential pass (its searching
+    /// thread's CPU, its service time); the parent's `sequential.cpu_us` is then the
+    /// protocol's client side.
+    #[serde(default)]
+    pub child_time: Option<backend::ChildTime>,
 }
 
 /// The whole comparison, as --compare-json writes it.
@@ -273,8 +278,16 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
                 build_peak_rss_kib: heddle_stats.peak_rss_kib,
                 ..Default::default()
             },
+            // The heddle child serves heddle's index: its build figures are heddle's, so
+            // that the like-for-like column has them too.
             Figures {
                 engine: HEDDLE_CHILD.into(),
+                build_secs: Some(heddle_stats.seconds),
+                docs: Some(heddle_stats.docs),
+                docs_per_sec: Some(heddle_stats.docs_per_sec),
+                index_bytes: Some(heddle_stats.bytes),
+                segments: Some(heddle_stats.segments),
+                build_peak_rss_kib: heddle_stats.peak_rss_kib,
                 ..Default::default()
             },
             Figures {
@@ -313,14 +326,20 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
     if args.sequential_samples > 0 {
         let heddle = heddle_factory.open(&heddle_dir)?;
         warm_up(&*heddle, &queries, queries.len() as u64, args.bench.k);
-        let children: Vec<Arc<dyn Backend>> = warm_factories
-            .iter()
-            .map(|f| f.open(&heddle_dir))
-            .collect::<anyhow::Result<_>>()?;
+        // Started and warmed here rather than through the factory, so that each child's
+        // own account of its searches (CPU, service time) can be read after the pass.
+        let mut children: Vec<backend::ChildBackend> = Vec::new();
+        for f in &warm_factories {
+            let c = f.start()?;
+            let w = backend::warm(&c, &f.spec.name, &queries, args.bench.k, &rule);
+            f.warmed.lock().expect("poisoned").push(w);
+            let _ = c.take_own_time();
+            children.push(c);
+        }
         let engines: Vec<(&str, &dyn Backend)> = vec![
             (HEDDLE, &*heddle),
-            (HEDDLE_CHILD, &*children[0]),
-            (LUCENE, &*children[1]),
+            (HEDDLE_CHILD, &children[0]),
+            (LUCENE, &children[1]),
         ];
         let passes = passes_for(args.sequential_samples, queries.len());
         eprintln!(
@@ -341,6 +360,10 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         for (f, s) in report.engines.iter_mut().zip(reports) {
             f.sequential = Some(s);
         }
+        for (f, c) in report.engines[1..].iter_mut().zip(&children) {
+            f.child_time = c.take_own_time();
+        }
+        drop(children);
     }
 
     // 5. The ladder: the instrument itself, three engines alternating rung by rung.

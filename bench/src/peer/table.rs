@@ -146,6 +146,58 @@ pub fn render(r: &LuceneReport) -> String {
             t.row(cells(&format!("  {class} query {name}"), v, us));
         }
     }
+    // CPU per query: heddle in-process from its own thread; a child from its answers
+    // (its searching thread), so the protocol's parent side is left out of both.
+    let cpu_p50 = |f: &Figures| match f.engine.as_str() {
+        HEDDLE => f
+            .sequential
+            .as_ref()
+            .and_then(|s| s.cpu_us.as_ref())
+            .and_then(|c| c.p50)
+            .map(|v| v as f64),
+        _ => f
+            .child_time
+            .as_ref()
+            .and_then(|c| c.cpu_us.p50)
+            .map(|v| v as f64),
+    };
+    let cpu_mean = |f: &Figures| match f.engine.as_str() {
+        HEDDLE => f
+            .sequential
+            .as_ref()
+            .and_then(|s| s.cpu_us.as_ref())
+            .and_then(|c| c.mean),
+        _ => f.child_time.as_ref().map(|c| c.cpu_mean_us),
+    };
+    let one = |v: f64| format!("{v:.1} µs");
+    t.row(cells(
+        "CPU per query p50 (searching thread)",
+        each(r, cpu_p50),
+        us,
+    ));
+    t.row(cells("CPU per query mean", each(r, cpu_mean), one));
+    t.row(cells(
+        "  child's own service time p50",
+        each(r, |f| {
+            f.child_time
+                .as_ref()
+                .and_then(|c| c.service_us.p50)
+                .map(|v| v as f64)
+        }),
+        us,
+    ));
+    t.row(cells(
+        "  parent's CPU per query p50 (client)",
+        each(r, |f| {
+            (f.engine != HEDDLE)
+                .then_some(())
+                .and(f.sequential.as_ref())
+                .and_then(|s| s.cpu_us.as_ref())
+                .and_then(|c| c.p50)
+                .map(|v| v as f64)
+        }),
+        us,
+    ));
     t.row(cells(
         "highest rate held",
         each(r, |f| {
@@ -201,6 +253,7 @@ pub fn render(r: &LuceneReport) -> String {
         out,
         "child/lucene: both through the same protocol (the like-for-like ratio; below 1: heddle's figure is smaller).\n\
          heddle/child: heddle in this process over heddle through the protocol (below 1: the protocol's cost).\n\
+         CPU per query: the thread that searched, in the sequential pass (a child's from its own answers).\n\
          Lucene's build time is its own indexing of heddle's pre-analysed tokens; heddle's includes its analysis.\n\
          Lucene searches with IndexSearcher.search(query, k): its collector counts hits exactly up to 1,000\n\
          before it may skip documents that cannot compete; heddle counts none."

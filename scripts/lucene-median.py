@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The issue-34 ratios of several `heddle-bench lucene --compare-json` runs, each run's
+and their median (docs/RESULTS.md, "heddle against Lucene 9.9.1: timing").
+
+usage: lucene-median.py RUN.json...
+
+child/lucene: heddle-child over lucene, both through the child protocol (build and
+bytes: heddle's index, which heddle-child serves); heddle/child: heddle in-process over
+heddle-child (what the protocol adds). Class rows: the per-query medians' p50 and p99
+within each document-frequency class.
+"""
+import json
+import statistics
+import sys
+
+
+def eng(r, name):
+    return next(e for e in r["engines"] if e["engine"] == name)
+
+
+def held(e):
+    h = e.get("held") or {}
+    return (h.get("held") or {}).get("rate")
+
+
+def div(a, b):
+    return a / b if a is not None and b else None
+
+
+def rows(r):
+    h, c, l = eng(r, "heddle"), eng(r, "heddle-child"), eng(r, "lucene")
+    out = {}
+    out["build s (heddle, lucene)"] = (h["build_secs"], l["build_secs"], div(h["build_secs"], l["build_secs"]))
+    out["index bytes"] = (h["index_bytes"], l["index_bytes"], div(h["index_bytes"], l["index_bytes"]))
+    for q in ("p50", "p99"):
+        a, b = c["sequential"]["latency_us"][q], l["sequential"]["latency_us"][q]
+        out[f"sequential {q} µs (child, lucene)"] = (a, b, div(a, b))
+    pq = r.get("per_query") or {}
+    for row in pq.get("by_df", []):
+        for q in ("p50", "p99"):
+            a, b = row["us"][0][q], row["us"][1][q]
+            out[f"  {row['class']} {q}"] = (a, b, div(a, b))
+    out["highest rate held /s"] = (held(c), held(l), div(held(c), held(l)))
+    for q in ("p50", "p99"):
+        a, b = h["sequential"]["latency_us"][q], c["sequential"]["latency_us"][q]
+        out[f"protocol: sequential {q} µs (heddle, child)"] = (a, b, div(a, b))
+    pp = r.get("per_query_protocol") or {}
+    for row in pp.get("by_df", []):
+        a, b = row["us"][0]["p50"], row["us"][1]["p50"]
+        out[f"protocol:   {row['class']} p50"] = (a, b, div(a, b))
+    out["protocol: highest rate held /s (heddle, child)"] = (held(h), held(c), div(held(h), held(c)))
+    return out
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and v < 10:
+        return f"{v:.2f}"
+    return f"{v:,.0f}" if isinstance(v, (int, float)) else str(v)
+
+
+def main():
+    runs = [json.load(open(p)) for p in sys.argv[1:]]
+    tables = [rows(r) for r in runs]
+    for p, r in zip(sys.argv[1:], runs):
+        a = r["agreement"]
+        print(f"{p}: agreement {100 * a['agreeing']:.1f}% identical or tied, "
+              f"{100 * a['agreeing_explained']:.1f}% explained, {a['queries']} queries")
+    print("figure | " + " | ".join(f"run {i + 1} (a, b, ratio)" for i in range(len(runs))) + " | median ratio")
+    for key in tables[0]:
+        cells, ratios = [], []
+        for t in tables:
+            a, b, x = t.get(key, (None, None, None))
+            cells.append(f"{fmt(a)}, {fmt(b)}, {fmt(x)}")
+            if x is not None:
+                ratios.append(x)
+        med = f"{statistics.median(ratios):.2f}×" if ratios else "-"
+        print(f"{key} | " + " | ".join(cells) + f" | {med}")
+
+
+if __name__ == "__main__":
+    main()
