@@ -257,6 +257,16 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
     }
     let lucene_version = lucene_probe.process.ready.version.clone();
     drop(lucene_probe);
+    let heddle_built = |engine: &str| Figures {
+        engine: engine.into(),
+        build_secs: Some(heddle_stats.seconds),
+        docs: Some(heddle_stats.docs),
+        docs_per_sec: Some(heddle_stats.docs_per_sec),
+        index_bytes: Some(heddle_stats.bytes),
+        segments: Some(heddle_stats.segments),
+        build_peak_rss_kib: heddle_stats.peak_rss_kib,
+        ..Default::default()
+    };
     let mut report = LuceneReport {
         corpus: corpus.display().to_string(),
         queries: args.bench.queries.display().to_string(),
@@ -268,28 +278,10 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         protocol_mismatches,
         lucene_build: lucene_build.clone(),
         engines: vec![
-            Figures {
-                engine: HEDDLE.into(),
-                build_secs: Some(heddle_stats.seconds),
-                docs: Some(heddle_stats.docs),
-                docs_per_sec: Some(heddle_stats.docs_per_sec),
-                index_bytes: Some(heddle_stats.bytes),
-                segments: Some(heddle_stats.segments),
-                build_peak_rss_kib: heddle_stats.peak_rss_kib,
-                ..Default::default()
-            },
+            heddle_built(HEDDLE),
             // The heddle child serves heddle's index: its build figures are heddle's, so
             // that the like-for-like column has them too.
-            Figures {
-                engine: HEDDLE_CHILD.into(),
-                build_secs: Some(heddle_stats.seconds),
-                docs: Some(heddle_stats.docs),
-                docs_per_sec: Some(heddle_stats.docs_per_sec),
-                index_bytes: Some(heddle_stats.bytes),
-                segments: Some(heddle_stats.segments),
-                build_peak_rss_kib: heddle_stats.peak_rss_kib,
-                ..Default::default()
-            },
+            heddle_built(HEDDLE_CHILD),
             Figures {
                 engine: LUCENE.into(),
                 build_secs: Some(lucene_build.seconds),
