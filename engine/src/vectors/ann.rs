@@ -185,18 +185,21 @@ pub(crate) fn top_k(
         if w.asked < w.want && competitive >= w.asked {
             let beam = w.ef.max(w.want);
             let rows = snapshot.segments()[w.segment].reader.meta().doc_count as usize;
-            let found = match scan_is_cheaper(beam, rows) {
-                true => Vec::new(),
+            // The second walk, unless a scan costs no more; a walk that keeps fewer than
+            // the segment's due is followed by the scan too.
+            let walked = match scan_is_cheaper(beam, rows) {
+                true => None,
                 false => {
                     stats.rewalks += 1;
-                    walk_segment(snapshot, w.segment, query, beam, &mut stats)?
+                    Some(walk_segment(snapshot, w.segment, query, beam, &mut stats)?)
                 }
             };
-            if found.len() >= w.want {
-                w.found = found;
-            } else {
-                scan_segment(snapshot, w.segment, query, &mut top, &mut stats)?;
-                w.found.clear();
+            match walked {
+                Some(found) if found.len() >= w.want => w.found = found,
+                _ => {
+                    scan_segment(snapshot, w.segment, query, &mut top, &mut stats)?;
+                    w.found.clear();
+                }
             }
         }
         let base = snapshot.doc_base(w.segment);
