@@ -143,6 +143,14 @@ quality-lucene: lucene-setup quality
 hybrid: build
 	bash scripts/hybrid.sh
 
+# The opt-in int8 encoder against f32 (issue 32): per-text cosine, and the vector and
+# hybrid arms' nDCG@10 with paired-bootstrap intervals on SciFact and on SciFact
+# known-item (titles as queries; scripts/known-item-set.py). Encodes both sets with both
+# encoders once (cached; about 15 minutes of both cores the first time).
+.PHONY: int8-quality
+int8-quality: build
+	bash scripts/int8-quality.sh
+
 # Issue 16's three arms at full scale (scripts/arms-scale.sh): the 171k synthetic corpus
 # encoded once (about 1 h 50 min of both cores the first time; cached and resumable),
 # the vector graph's recall on its real embeddings, and each arm's ladder at 10,000 requests a rung

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p heddle-encoder --example throughput -- ../shared/data/scifact/corpus.jsonl \
-//!     [--limit 1000] [--threads 1,2] [--batch 1] [--kernel-threads 1] [--json OUT]
+//!     [--limit 1000] [--threads 1,2] [--batch 1] [--kernel-threads 1] [--precision f32] [--json OUT]
 //! cargo run --release -p heddle-encoder --example throughput -- \
 //!     --queries ../shared/data/scifact/queries.jsonl --qrels ../shared/data/scifact/qrels/test.tsv \
 //!     --threads 1 --kernel-threads 2
@@ -19,7 +19,8 @@
 //! The latency of a text is the wall time of its `encode_batch` call (tokenizing included);
 //! with `--batch` above 1 it is the call's, shared by the batch. Quantiles are nearest-rank
 //! (the smallest latency at or above the fraction), as scripts/encoder-anchor.py takes them.
-//! `--json OUT` appends one JSON object a run (a thread count) to OUT.
+//! `--precision int8` loads the model with its linear layers in int8 (`Precision::Int8`)
+//! instead of f32. `--json OUT` appends one JSON object a run (a thread count) to OUT.
 
 use std::io::{BufRead, Write};
 use std::num::NonZeroUsize;
@@ -28,7 +29,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use heddle_encoder::{Encoder, ModelFiles};
+use heddle_encoder::{Encoder, ModelFiles, Precision};
 
 struct Options {
     corpus: PathBuf,
@@ -38,11 +39,12 @@ struct Options {
     threads: Vec<usize>,
     batch: usize,
     kernel_threads: NonZeroUsize,
+    precision: Precision,
     json: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: throughput CORPUS.jsonl | --queries QUERIES.jsonl [--qrels TSV] \
-[--limit N] [--threads 1,2] [--batch N] [--kernel-threads N] [--json OUT]";
+[--limit N] [--threads 1,2] [--batch N] [--kernel-threads N] [--precision f32|int8] [--json OUT]";
 
 fn parse_options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
@@ -54,6 +56,7 @@ fn parse_options() -> Result<Options, String> {
         threads: vec![1, 2],
         batch: 1,
         kernel_threads: NonZeroUsize::MIN,
+        precision: Precision::F32,
         json: None,
     };
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
@@ -83,6 +86,13 @@ fn parse_options() -> Result<Options, String> {
             "--queries" => {
                 options.corpus = args.next().ok_or("--queries needs a file")?.into();
                 options.queries = true;
+            }
+            "--precision" => {
+                options.precision = match args.next().as_deref() {
+                    Some("f32") => Precision::F32,
+                    Some("int8") => Precision::Int8,
+                    other => return Err(format!("--precision: {other:?} is not f32 or int8")),
+                }
             }
             "--qrels" => options.qrels = Some(args.next().ok_or("--qrels needs a file")?.into()),
             "--json" => options.json = Some(args.next().ok_or("--json needs a file")?.into()),
@@ -239,9 +249,11 @@ fn main() {
     let result = (|| -> Result<(), String> {
         let load_start = Instant::now();
         let files = ModelFiles::fetch().map_err(|error| error.to_string())?;
-        let encoder = Encoder::load(&files).map_err(|error| error.to_string())?;
+        let encoder =
+            Encoder::load_with(&files, options.precision).map_err(|error| error.to_string())?;
         eprintln!(
-            "model loaded in {:.2} s from {}",
+            "model loaded ({}) in {:.2} s from {}",
+            options.precision.name(),
             load_start.elapsed().as_secs_f64(),
             files.model_dir().display()
         );
@@ -270,12 +282,13 @@ fn main() {
         };
         let average_pieces = pieces as f64 / texts.len().max(1) as f64;
         println!(
-            "{}: {} {kind}, {average_pieces:.1} word pieces each on average (at most {}); batch {}, kernel threads {}",
+            "{}: {} {kind}, {average_pieces:.1} word pieces each on average (at most {}); batch {}, kernel threads {}, {}",
             options.corpus.display(),
             texts.len(),
             encoder.max_seq_length(),
             options.batch,
-            options.kernel_threads
+            options.kernel_threads,
+            options.precision.name()
         );
         for &threads in &options.threads {
             let (elapsed, latencies) = run(&encoder, &texts, threads, options.batch)?;
@@ -301,6 +314,7 @@ per {}: p50 {p50:.2} ms, p99 {p99:.2} ms, mean {mean:.2} ms",
             if let Some(path) = &options.json {
                 let record = serde_json::json!({
                     "runtime": "heddle-encoder",
+                    "precision": options.precision.name(),
                     "kind": kind,
                     "texts": texts.len(),
                     "word_pieces_mean": average_pieces,

@@ -24,7 +24,8 @@ use serde::Deserialize;
 
 use crate::attention::attend;
 use crate::error::{EncoderError, Result};
-use crate::gemm::{Epilogue, Kernel, PackedLinear};
+use crate::gemm::{Epilogue, Kernel};
+use crate::linear::{Linear, Precision};
 use crate::norm::LayerNorm;
 
 /// The fields of Hugging Face's BERT config.json this encoder reads.
@@ -128,11 +129,11 @@ pub struct Bert {
 
 struct Layer {
     /// Query (scaled by 1/√head_width), key and value projections as one product.
-    query_key_value: PackedLinear,
-    attention_output: PackedLinear,
+    query_key_value: Linear,
+    attention_output: Linear,
     attention_norm: LayerNorm,
-    feed_forward_in: PackedLinear,
-    feed_forward_out: PackedLinear,
+    feed_forward_in: Linear,
+    feed_forward_out: Linear,
     output_norm: LayerNorm,
 }
 
@@ -149,19 +150,29 @@ fn layer_norm(weights: VarBuilder, hidden: usize, eps: f64) -> candle_core::Resu
     ))
 }
 
-fn linear(weights: VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<PackedLinear> {
-    Ok(PackedLinear::new(
+fn linear(
+    weights: VarBuilder,
+    inputs: usize,
+    outputs: usize,
+    precision: Precision,
+) -> candle_core::Result<Linear> {
+    Ok(Linear::new(
         &read(&weights, &[outputs, inputs], "weight")?,
         &read(&weights, &[outputs], "bias")?,
         inputs,
         outputs,
+        precision,
     ))
 }
 
 impl Bert {
     /// Builds the encoder from weights named as Hugging Face's `BertModel` names them,
-    /// packing every linear layer for the kernels once.
-    pub fn load(weights: VarBuilder, config: &BertConfig) -> candle_core::Result<Self> {
+    /// packing every linear layer for `precision`'s kernels once.
+    pub fn load(
+        weights: VarBuilder,
+        config: &BertConfig,
+        precision: Precision,
+    ) -> candle_core::Result<Self> {
         let hidden = config.hidden_size;
         let eps = config.layer_norm_eps;
         let head_width = hidden / config.num_attention_heads;
@@ -189,23 +200,33 @@ impl Bert {
                     fused_bias.extend(read(&part, &[hidden], "bias")?.iter().map(|b| b * scale));
                 }
                 Ok(Layer {
-                    query_key_value: PackedLinear::new(
+                    // Quantized per output column, the query's folded-in scale changes
+                    // only its columns' scales.
+                    query_key_value: Linear::new(
                         &fused_weight,
                         &fused_bias,
                         hidden,
                         3 * hidden,
+                        precision,
                     ),
-                    attention_output: linear(attention.pp("output.dense"), hidden, hidden)?,
+                    attention_output: linear(
+                        attention.pp("output.dense"),
+                        hidden,
+                        hidden,
+                        precision,
+                    )?,
                     attention_norm: layer_norm(attention.pp("output.LayerNorm"), hidden, eps)?,
                     feed_forward_in: linear(
                         layer.pp("intermediate.dense"),
                         hidden,
                         config.intermediate_size,
+                        precision,
                     )?,
                     feed_forward_out: linear(
                         layer.pp("output.dense"),
                         config.intermediate_size,
                         hidden,
+                        precision,
                     )?,
                     output_norm: layer_norm(layer.pp("output.LayerNorm"), hidden, eps)?,
                 })

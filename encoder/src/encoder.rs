@@ -15,6 +15,7 @@ use candle_nn::VarBuilder;
 use crate::bert::{Bert, BertConfig, WEIGHTS_DTYPE};
 use crate::cache::ModelFiles;
 use crate::error::{EncoderError, Result};
+use crate::linear::Precision;
 use crate::pipeline::{Pipeline, PipelineFiles};
 use crate::pooling::{l2_normalize, mean_of_rows};
 use crate::tokenize::{Pieces, TextTokenizer};
@@ -23,13 +24,20 @@ use crate::tokenize::{Pieces, TextTokenizer};
 /// `&self` and allocates only the request's own tensors), or each thread can load its own.
 pub struct Encoder {
     model: Bert,
+    precision: Precision,
     tokenizer: TextTokenizer,
     pipeline: Pipeline,
 }
 
 impl Encoder {
-    /// Loads the model from fetched files, checking each file's sha256 as it is read.
+    /// Loads the model from fetched files, checking each file's sha256 as it is read; its
+    /// products in f32 (sentence-transformers' embeddings up to rounding).
     pub fn load(files: &ModelFiles) -> Result<Self> {
+        Self::load_with(files, Precision::F32)
+    }
+
+    /// As [`Encoder::load`], with the linear layers' products in `precision`.
+    pub fn load_with(files: &ModelFiles, precision: Precision) -> Result<Self> {
         let pin = files.pin().files;
 
         let bert_config = BertConfig::from_json(
@@ -70,13 +78,19 @@ impl Encoder {
         // copied once into the model's tensors.
         let variables = VarBuilder::from_buffered_safetensors(weights, WEIGHTS_DTYPE, &device)
             .map_err(weights_error)?;
-        let model = Bert::load(variables, &bert_config).map_err(weights_error)?;
+        let model = Bert::load(variables, &bert_config, precision).map_err(weights_error)?;
 
         Ok(Encoder {
             model,
+            precision,
             tokenizer,
             pipeline,
         })
+    }
+
+    /// The arithmetic of the model's linear layers, as loaded.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The embedding's width (384 for all-MiniLM-L6-v2).

@@ -29,10 +29,10 @@ pub const NR: usize = 16;
 /// Rows a tile holds (the AVX2 kernel keeps `MR × NR` sums in registers).
 pub const MR: usize = 6;
 /// Bytes of input a row block aims to keep in L2 while the panels stream past.
-const BLOCK_BYTES: usize = 192 * 1024;
+pub(crate) const BLOCK_BYTES: usize = 192 * 1024;
 /// Below this many multiply-adds a product runs on the calling thread alone: handing work
 /// to another thread costs microseconds.
-const PARALLEL_MIN_WORK: usize = 1 << 18;
+pub(crate) const PARALLEL_MIN_WORK: usize = 1 << 18;
 
 /// What is applied to the outputs after the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,10 +109,7 @@ impl PackedLinear {
         } else {
             1
         };
-        let target = OutputColumns {
-            start: out.as_mut_ptr(),
-            len: out.len(),
-        };
+        let target = OutputColumns::new(out);
         if threads <= 1 {
             self.run_panels(x, rows, &target, 0..panel_count, epilogue, kernel);
         } else {
@@ -129,7 +126,7 @@ impl PackedLinear {
         &self,
         x: &[f32],
         rows: usize,
-        target: &OutputColumns,
+        target: &OutputColumns<'_>,
         panels: std::ops::Range<usize>,
         epilogue: Epilogue,
         kernel: Kernel,
@@ -173,22 +170,34 @@ impl PackedLinear {
 
 /// The output matrix, shared by the threads of one product. Each thread writes only the
 /// columns of its own panels, so no two threads touch the same element, and the product
-/// returns only after every thread is done (rayon's `for_each` joins them).
-struct OutputColumns {
+/// returns only after every thread is done (rayon's `for_each` joins them). The int8
+/// products (`quantized`) share it.
+pub(crate) struct OutputColumns<'a> {
     start: *mut f32,
     len: usize,
+    /// Holds the borrow of the output for as long as the pointer is used.
+    _out: std::marker::PhantomData<&'a mut [f32]>,
 }
 
 // SAFETY: the pointer is to a `&mut [f32]` borrowed for the whole product; the threads
 // write disjoint elements of it (see above).
-unsafe impl Sync for OutputColumns {}
+unsafe impl Sync for OutputColumns<'_> {}
 
-impl OutputColumns {
+impl<'a> OutputColumns<'a> {
+    /// The whole of `out`, borrowed for as long as the product runs.
+    pub(crate) fn new(out: &'a mut [f32]) -> Self {
+        OutputColumns {
+            start: out.as_mut_ptr(),
+            len: out.len(),
+            _out: std::marker::PhantomData,
+        }
+    }
+
     /// Copies `values` to elements `at..at + values.len()`.
     ///
     /// # Safety
     /// The range must be in bounds and written by no other thread during the product.
-    unsafe fn write(&self, at: usize, values: &[f32]) {
+    pub(crate) unsafe fn write(&self, at: usize, values: &[f32]) {
         debug_assert!(at + values.len() <= self.len);
         // SAFETY: in bounds and exclusive to this thread (the caller's promise).
         unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), self.start.add(at), values.len()) }
@@ -199,7 +208,7 @@ impl OutputColumns {
     /// # Safety
     /// As for `write`: in bounds, and touched by no other thread during the product.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn slice(&self, from: usize, to: usize) -> &mut [f32] {
+    pub(crate) unsafe fn slice(&self, from: usize, to: usize) -> &mut [f32] {
         debug_assert!(from <= to && to <= self.len);
         // SAFETY: in bounds and exclusive to this thread (the caller's promise).
         unsafe { std::slice::from_raw_parts_mut(self.start.add(from), to - from) }

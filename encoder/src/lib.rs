@@ -5,7 +5,9 @@
 //! sha256 values recorded in this crate ([`pin`]). It runs on the CPU in f32: BERT in plain
 //! Rust with its own matrix-product kernels (candle reads the weights), and the `tokenizers`
 //! crate, with sentence-transformers' pipeline around it: truncation to 256 word pieces,
-//! mean pooling over the text's word pieces, L2 normalisation.
+//! mean pooling over the text's word pieces, L2 normalisation. Opted into with
+//! [`Encoder::load_with`] and [`Precision::Int8`], the linear layers' products run in int8
+//! instead: faster, and no longer sentence-transformers' embeddings.
 //! `tests/model/fidelity.rs` checks the embeddings against sentence-transformers' own.
 //!
 //! Nothing is downloaded after [`ModelFiles::fetch`]; [`Encoder::load`] and encoding only
@@ -18,11 +20,13 @@ mod encoder;
 mod error;
 mod gemm;
 mod kernels;
+mod linear;
 mod norm;
 pub mod pin;
 mod pip;
 mod pipeline;
 mod pooling;
+mod quantized;
 mod threads;
 mod tokenize;
 mod verify;
@@ -31,5 +35,6 @@ mod wheel;
 pub use cache::{ModelFiles, default_cache_root};
 pub use encoder::Encoder;
 pub use error::{EncoderError, Result};
+pub use linear::Precision;
 pub use threads::set_kernel_threads;
 pub use verify::sha256_hex;

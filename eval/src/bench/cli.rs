@@ -109,7 +109,8 @@ pub struct BenchArgs {
 
     /// What encodes queries for --arm vector and hybrid: minilm (all-MiniLM-L6-v2
     /// through heddle-encoder, one model shared by every worker, its kernels on one
-    /// thread per request) or hashing:DIM (a bag-of-words stand-in without a model).
+    /// thread per request), minilm-int8 (the same with its linear layers in int8, opt-in)
+    /// or hashing:DIM (a bag-of-words stand-in without a model).
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
 

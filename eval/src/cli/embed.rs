@@ -5,6 +5,7 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context;
 use clap::{ArgGroup, Args};
 
 use crate::embed::{self, Embedded, FillOptions, Input, MiniLm, TextEncoder};
@@ -50,6 +51,11 @@ pub struct EmbedArgs {
     /// /tmp/quiet-please, for sharing the machine with someone measuring).
     #[arg(long, value_name = "FILE")]
     pub pause_while: Option<PathBuf>,
+    /// The model: minilm (all-MiniLM-L6-v2 in f32) or minilm-int8 (its linear layers in
+    /// int8, opt-in). Each has its own cache directory: int8 vectors are never read as
+    /// f32 ones, nor the other way round.
+    #[arg(long, value_parser = ["minilm", "minilm-int8"], default_value = "minilm")]
+    pub encoder: String,
     /// Seconds between two progress lines on stderr.
     #[arg(long, default_value_t = 10)]
     pub progress_secs: u64,
@@ -81,7 +87,13 @@ pub fn run(args: &EmbedArgs) -> anyhow::Result<()> {
         ..FillOptions::default()
     };
     let started = std::time::Instant::now();
-    let encoder = MiniLm::load()?;
+    let precision = embed::minilm_precision(&args.encoder).with_context(|| {
+        format!(
+            "--encoder {:?}: expected minilm or minilm-int8",
+            args.encoder
+        )
+    })?;
+    let encoder = MiniLm::load(precision)?;
     crate::note!(
         "embed: model loaded in {:.2} s: {}",
         started.elapsed().as_secs_f64(),

