@@ -32,7 +32,7 @@ pub const MR: usize = 6;
 pub(crate) const BLOCK_BYTES: usize = 192 * 1024;
 /// Below this many multiply-adds a product runs on the calling thread alone: handing work
 /// to another thread costs microseconds.
-pub(crate) const PARALLEL_MIN_WORK: usize = 1 << 18;
+const PARALLEL_MIN_WORK: usize = 1 << 18;
 
 /// What is applied to the outputs after the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,22 +103,12 @@ impl PackedLinear {
             rows * self.outputs,
             "output is not rows × outputs"
         );
-        let panel_count = self.bias.len() / NR;
-        let threads = if rows * self.inputs * self.outputs >= PARALLEL_MIN_WORK {
-            rayon::current_num_threads().clamp(1, panel_count.max(1))
-        } else {
-            1
-        };
         let target = OutputColumns::new(out);
-        if threads <= 1 {
-            self.run_panels(x, rows, &target, 0..panel_count, epilogue, kernel);
-        } else {
-            (0..threads).into_par_iter().for_each(|thread| {
-                let first = panel_count * thread / threads;
-                let end = panel_count * (thread + 1) / threads;
-                self.run_panels(x, rows, &target, first..end, epilogue, kernel);
-            });
-        }
+        split_panels(
+            rows * self.inputs * self.outputs,
+            self.bias.len() / NR,
+            |panels| self.run_panels(x, rows, &target, panels, epilogue, kernel),
+        );
     }
 
     /// Computes the output columns of `panels` for every row and writes them to `target`.
@@ -165,6 +155,28 @@ impl PackedLinear {
                 }
             }
         }
+    }
+}
+
+/// Runs `run` over the panels `0..panel_count` of a product of `work` multiply-adds: on
+/// the calling thread alone below [`PARALLEL_MIN_WORK`], else split into one contiguous
+/// range of panels per thread of rayon's pool (each range writes only its own columns).
+pub(crate) fn split_panels(
+    work: usize,
+    panel_count: usize,
+    run: impl Fn(std::ops::Range<usize>) + Sync,
+) {
+    let threads = if work >= PARALLEL_MIN_WORK {
+        rayon::current_num_threads().clamp(1, panel_count.max(1))
+    } else {
+        1
+    };
+    if threads <= 1 {
+        run(0..panel_count);
+    } else {
+        (0..threads).into_par_iter().for_each(|thread| {
+            run(panel_count * thread / threads..panel_count * (thread + 1) / threads);
+        });
     }
 }
 

@@ -21,9 +21,7 @@
 //! input and zero weights. Tiles of `MR` = 6 rows × 16 columns keep 12 i32 accumulators in
 //! registers, as the f32 tiles do.
 
-use rayon::prelude::*;
-
-use crate::gemm::{BLOCK_BYTES, Epilogue, Kernel, MR, NR, OutputColumns, PARALLEL_MIN_WORK};
+use crate::gemm::{BLOCK_BYTES, Epilogue, Kernel, MR, NR, OutputColumns, split_panels};
 
 /// The largest magnitude an int8 value takes: symmetric, so -128 is never used.
 const LEVEL: f32 = 127.0;
@@ -119,22 +117,12 @@ impl QuantizedLinear {
             "output is not rows × outputs"
         );
         let quantized = self.quantize_rows(x, rows);
-        let panel_count = self.bias.len() / NR;
-        let threads = if rows * self.inputs * self.outputs >= PARALLEL_MIN_WORK {
-            rayon::current_num_threads().clamp(1, panel_count.max(1))
-        } else {
-            1
-        };
         let target = OutputColumns::new(out);
-        if threads <= 1 {
-            self.run_panels(&quantized, &target, 0..panel_count, epilogue, kernel);
-        } else {
-            (0..threads).into_par_iter().for_each(|thread| {
-                let first = panel_count * thread / threads;
-                let end = panel_count * (thread + 1) / threads;
-                self.run_panels(&quantized, &target, first..end, epilogue, kernel);
-            });
-        }
+        split_panels(
+            rows * self.inputs * self.outputs,
+            self.bias.len() / NR,
+            |panels| self.run_panels(&quantized, &target, panels, epilogue, kernel),
+        );
     }
 
     /// Each row of `x` as int8 values (held in i16, two inputs side by side as the kernel
