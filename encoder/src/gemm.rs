@@ -146,14 +146,15 @@ impl PackedLinear {
                     }
                 }
             }
-            if epilogue == Epilogue::Gelu {
-                for row in block_start..block_end {
-                    let at = row * self.outputs;
-                    // SAFETY: as above; this call's columns of rows it has just written.
-                    let values = unsafe { target.slice(at + first_column, at + end_column) };
-                    crate::kernels::gelu_slice(values);
-                }
-            }
+            // SAFETY: this call's own columns of rows it has just written.
+            unsafe {
+                target.apply(
+                    epilogue,
+                    block_start..block_end,
+                    self.outputs,
+                    first_column..end_column,
+                )
+            };
         }
     }
 }
@@ -215,12 +216,33 @@ impl<'a> OutputColumns<'a> {
         unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), self.start.add(at), values.len()) }
     }
 
+    /// Applies `epilogue` to `columns` of each row in `rows` of a matrix `width` wide.
+    ///
+    /// # Safety
+    /// As for `write`: those elements are in bounds and touched by no other thread.
+    pub(crate) unsafe fn apply(
+        &self,
+        epilogue: Epilogue,
+        rows: std::ops::Range<usize>,
+        width: usize,
+        columns: std::ops::Range<usize>,
+    ) {
+        if epilogue == Epilogue::Gelu {
+            for row in rows {
+                let at = row * width;
+                // SAFETY: in bounds and exclusive to this thread (the caller's promise).
+                let values = unsafe { self.slice(at + columns.start, at + columns.end) };
+                crate::kernels::gelu_slice(values);
+            }
+        }
+    }
+
     /// Elements `from..to` as a slice.
     ///
     /// # Safety
     /// As for `write`: in bounds, and touched by no other thread during the product.
     #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn slice(&self, from: usize, to: usize) -> &mut [f32] {
+    unsafe fn slice(&self, from: usize, to: usize) -> &mut [f32] {
         debug_assert!(from <= to && to <= self.len);
         // SAFETY: in bounds and exclusive to this thread (the caller's promise).
         unsafe { std::slice::from_raw_parts_mut(self.start.add(from), to - from) }

@@ -190,14 +190,15 @@ impl QuantizedLinear {
                     }
                 }
             }
-            if epilogue == Epilogue::Gelu {
-                for row in block_start..block_end {
-                    let at = row * self.outputs;
-                    // SAFETY: as above; this call's columns of rows it has just written.
-                    let values = unsafe { target.slice(at + first_column, at + end_column) };
-                    crate::kernels::gelu_slice(values);
-                }
-            }
+            // SAFETY: this call's own columns of rows it has just written.
+            unsafe {
+                target.apply(
+                    epilogue,
+                    block_start..block_end,
+                    self.outputs,
+                    first_column..end_column,
+                )
+            };
         }
     }
 }
