@@ -434,7 +434,7 @@ fn arms_and_flags_that_do_not_fit_are_refused() {
             "bert",
             "bone",
         ],
-        "expected minilm or hashing:DIM",
+        "expected minilm, minilm-int8 or hashing:DIM",
     );
     // An encoder of another width than the index's vectors.
     fails(
