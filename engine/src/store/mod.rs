@@ -4,7 +4,12 @@
 //! Records are grouped into blocks of about [`BLOCK_TARGET`] bytes, each compressed
 //! with LZ4 (the block format of `lz4_flex`). Fetching one hit decompresses one block:
 //! small blocks keep that cheap, at some cost in ratio (docs/DECISIONS.md, "Stored
-//! fields in 2 KiB LZ4 blocks").
+//! fields in 2 KiB LZ4 blocks"). Block 0 is larger ([`DICTIONARY_TARGET`]) and is the
+//! preset dictionary of every later block: its records (their last [`WINDOW`] bytes) are
+//! what a later block's matches may point back into, so a 2 KiB block compresses about
+//! as well as a 32 KiB one. A reader decompresses block 0 once and keeps it, so a fetch
+//! still decompresses one 2 KiB block (docs/DECISIONS.md, "A preset dictionary for the
+//! stored fields").
 //!
 //! Body layout (little-endian): `n u32 | n_blocks u32 | n_blocks × (first_doc u32,
 //! raw_len u32, end u64) | compressed blocks`. Block `b` is bytes `[end(b-1), end(b))`
@@ -13,6 +18,7 @@
 //! at `n`), each `id_len varint | id (UTF-8) | title_len varint | title (UTF-8)`.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::segment::bytes::{ByteReader, u32_at, u64_at};
@@ -21,6 +27,20 @@ use crate::varint;
 
 /// A block is closed once its records reach this many bytes (before compression).
 pub(crate) const BLOCK_TARGET: usize = 2048;
+
+/// Block 0, the dictionary, is closed once its records reach this many bytes. Larger
+/// compresses better (docs/DECISIONS.md) and costs each open segment that much memory
+/// once a fetch or scan has read it.
+pub(crate) const DICTIONARY_TARGET: usize = 32 * 1024;
+
+/// LZ4 matches reach at most 64 KiB back, so only the last 64 KiB of block 0 can serve
+/// as the dictionary; writer and reader both cut it there.
+const WINDOW: usize = 64 * 1024;
+
+/// The dictionary part of block 0's records.
+fn dictionary_of(block0: &[u8]) -> &[u8] {
+    &block0[block0.len().saturating_sub(WINDOW)..]
+}
 
 /// Bytes of one block table entry.
 const ENTRY_LEN: usize = 16;
@@ -42,6 +62,8 @@ pub(crate) struct StoreWriter {
     data: Vec<u8>,
     /// Compressed bytes handed out already: the table's offsets count them.
     drained: u64,
+    /// Block 0's records once it is closed: every later block is compressed against them.
+    dictionary: Option<Vec<u8>>,
 }
 
 impl Default for StoreWriter {
@@ -60,6 +82,7 @@ impl StoreWriter {
             table: Vec::new(),
             data: Vec::new(),
             drained: 0,
+            dictionary: None,
         }
     }
 
@@ -69,7 +92,12 @@ impl StoreWriter {
             self.raw.extend_from_slice(field.as_bytes());
         }
         self.docs += 1;
-        if self.raw.len() >= self.block_target {
+        let target = if self.dictionary.is_none() {
+            DICTIONARY_TARGET
+        } else {
+            self.block_target
+        };
+        if self.raw.len() >= target {
             self.close_block();
         }
     }
@@ -78,8 +106,19 @@ impl StoreWriter {
         if self.docs == self.raw_first {
             return;
         }
-        self.data
-            .extend_from_slice(&lz4_flex::block::compress(&self.raw));
+        match &self.dictionary {
+            None => {
+                self.data
+                    .extend_from_slice(&lz4_flex::block::compress(&self.raw));
+                self.dictionary = Some(self.raw.clone());
+            }
+            Some(block0) => self
+                .data
+                .extend_from_slice(&lz4_flex::block::compress_with_dict(
+                    &self.raw,
+                    dictionary_of(block0),
+                )),
+        }
         self.table.extend_from_slice(&self.raw_first.to_le_bytes());
         self.table
             .extend_from_slice(&(self.raw.len() as u32).to_le_bytes());
@@ -148,6 +187,9 @@ pub(crate) struct StoreReader {
     /// Byte ranges of the block table and the compressed area in the body.
     table: (usize, usize),
     data: (usize, usize),
+    /// Block 0's records, decompressed by the first fetch or scan that needs them: they
+    /// are block 0's documents and every later block's dictionary.
+    block0: OnceLock<Box<[u8]>>,
 }
 
 /// One block table entry.
@@ -179,6 +221,7 @@ impl StoreReader {
             blocks,
             table: (table_at, data_at),
             data: (data_at, body.len()),
+            block0: OnceLock::new(),
         };
         if (len == 0) != (blocks == 0) {
             return Err(reader.corrupt(format!("{len} documents in {blocks} blocks")));
@@ -270,12 +313,37 @@ impl StoreReader {
         Ok(block)
     }
 
-    /// Decompresses block `b` into `out` (replacing its contents), once `integrity` has
-    /// checked its bytes.
+    /// Block 0's records (decompressed on first use, then kept) and its table entry.
+    fn block0(&self, body: &[u8], integrity: &dyn Integrity) -> Result<(&[u8], Block)> {
+        let block = self.block(body, 0)?;
+        if let Some(raw) = self.block0.get() {
+            return Ok((raw, block));
+        }
+        let mut raw = Vec::new();
+        self.decompress_with(body, 0, &[], integrity, &mut raw)?;
+        // Another thread may have set it meanwhile, from the same bytes.
+        Ok((self.block0.get_or_init(|| raw.into_boxed_slice()), block))
+    }
+
+    /// Decompresses block `b > 0` into `out` (replacing its contents), once `integrity`
+    /// has checked its bytes (and block 0's, its dictionary).
     fn decompress(
         &self,
         body: &[u8],
         b: usize,
+        integrity: &dyn Integrity,
+        out: &mut Vec<u8>,
+    ) -> Result<Block> {
+        let (block0, _) = self.block0(body, integrity)?;
+        self.decompress_with(body, b, dictionary_of(block0), integrity, out)
+    }
+
+    /// Decompresses block `b` against `dictionary` into `out`.
+    fn decompress_with(
+        &self,
+        body: &[u8],
+        b: usize,
+        dictionary: &[u8],
         integrity: &dyn Integrity,
         out: &mut Vec<u8>,
     ) -> Result<Block> {
@@ -285,7 +353,7 @@ impl StoreReader {
         let compressed = &body[at];
         out.clear();
         out.resize(block.raw_len, 0);
-        match lz4_flex::block::decompress_into(compressed, out) {
+        match lz4_flex::block::decompress_into_with_dict(compressed, out, dictionary) {
             Ok(n) if n == block.raw_len => Ok(block),
             Ok(n) => Err(self.corrupt(format!(
                 "block {b} decompresses to {n} bytes, table says {}",
@@ -315,8 +383,13 @@ impl StoreReader {
             .0
             .partition_point(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) <= doc)
             .saturating_sub(1);
-        let mut raw = Vec::new();
-        let block = self.decompress(body, b, integrity, &mut raw)?;
+        let mut own = Vec::new();
+        let (raw, block) = if b == 0 {
+            self.block0(body, integrity)?
+        } else {
+            let block = self.decompress(body, b, integrity, &mut own)?;
+            (&own[..], block)
+        };
         // Entries are validated one at a time, so a crafted table need not be sorted:
         // the search may then land on a block that does not hold `doc`.
         if !(block.first_doc..block.end_doc).contains(&doc) {
@@ -331,13 +404,13 @@ impl StoreReader {
         // loop then ends at the first field past the block's bytes).
         let mut pos = 0;
         for _ in 0..2 * u64::from(doc - block.first_doc) {
-            next_field(&raw, &mut pos).ok_or_else(|| {
+            next_field(raw, &mut pos).ok_or_else(|| {
                 self.corrupt(format!(
                     "block {b}: the records before document {doc} run past the block"
                 ))
             })?;
         }
-        let (id, title) = Records::new(self, &raw, b, doc, pos).next_record()?;
+        let (id, title) = Records::new(self, raw, b, doc, pos).next_record()?;
         Ok(StoredDoc {
             id: id.to_string(),
             title: title.to_string(),
@@ -353,10 +426,15 @@ impl StoreReader {
         mut f: impl FnMut(u32, &str, &str) -> Result<()>,
     ) -> Result<()> {
         integrity.check(self.table.0..self.table.1)?;
-        let mut raw = Vec::new();
+        let mut own = Vec::new();
         for b in 0..self.blocks {
-            let block = self.decompress(body, b, integrity, &mut raw)?;
-            let mut records = Records::new(self, &raw, b, block.first_doc, 0);
+            let (raw, block) = if b == 0 {
+                self.block0(body, integrity)?
+            } else {
+                let block = self.decompress(body, b, integrity, &mut own)?;
+                (&own[..], block)
+            };
+            let mut records = Records::new(self, raw, b, block.first_doc, 0);
             for doc in block.first_doc..block.end_doc {
                 let (id, title) = records.next_record()?;
                 f(doc, id, title)?;
@@ -541,6 +619,85 @@ mod tests {
                     let _ = r.get(&bad, d, &Trusted);
                 }
             }
+        }
+    }
+
+    /// Block `b`'s compressed bytes and its length decompressed, read off the table.
+    fn compressed_block(body: &[u8], b: usize) -> (&[u8], usize) {
+        let r = StoreReader::open(Path::new("s"), body, &Trusted).unwrap();
+        let block = r.block(body, b).unwrap();
+        (
+            &body[r.data.0 + block.start..r.data.0 + block.end],
+            block.raw_len,
+        )
+    }
+
+    #[test]
+    fn later_blocks_are_compressed_against_block_zero() {
+        let docs = docs(600);
+        let body = build(&docs);
+        let r = StoreReader::open(Path::new("s"), &body, &Trusted).unwrap();
+        let block0 = r.block(&body, 0).unwrap();
+        assert!(
+            block0.raw_len >= DICTIONARY_TARGET,
+            "block 0 is the dictionary"
+        );
+        // Without the dictionary a later block does not decompress to its records: its
+        // matches point back into block 0.
+        let (compressed, raw_len) = compressed_block(&body, 1);
+        let mut out = vec![0; raw_len];
+        let plain = lz4_flex::block::decompress_into(compressed, &mut out);
+        let mut with = vec![0; raw_len];
+        let mut block0_raw = Vec::new();
+        r.decompress_with(&body, 0, &[], &Trusted, &mut block0_raw)
+            .unwrap();
+        lz4_flex::block::decompress_into_with_dict(compressed, &mut with, &block0_raw).unwrap();
+        assert!(plain.is_err() || out != with, "block 1 needs block 0");
+        // And the dictionary pays: the same records in plain 2 KiB blocks take more bytes.
+        let (mut with_dictionary, mut plain_bytes) = (0, 0);
+        let mut raw = Vec::new();
+        for b in 1..r.blocks {
+            with_dictionary += compressed_block(&body, b).0.len();
+            r.decompress(&body, b, &Trusted, &mut raw).unwrap();
+            plain_bytes += lz4_flex::block::compress(&raw).len();
+        }
+        assert!(
+            with_dictionary < plain_bytes,
+            "{with_dictionary} bytes against the dictionary, {plain_bytes} without"
+        );
+    }
+
+    #[test]
+    fn a_damaged_dictionary_is_an_error_for_every_block() {
+        let docs = docs(600);
+        let body = build(&docs);
+        let r = StoreReader::open(Path::new("s"), &body, &Trusted).unwrap();
+        let block0 = r.block(&body, 0).unwrap();
+        let last_doc = (docs.len() - 1) as u32;
+        // Cut block 0's compressed bytes short by claiming one more raw byte than it holds.
+        let mut bad = body.clone();
+        let entry = r.table.0 + 4;
+        bad[entry..entry + 4].copy_from_slice(&(block0.raw_len as u32 + 1).to_le_bytes());
+        let r = StoreReader::open(Path::new("s"), &bad, &Trusted).unwrap();
+        for doc in [0, last_doc] {
+            let err = r.get(&bad, doc, &Trusted).unwrap_err();
+            assert!(err.to_string().contains("block 0"), "document {doc}: {err}");
+        }
+        assert!(r.scan(&bad, &Trusted, |_, _, _| Ok(())).is_err());
+    }
+
+    #[test]
+    fn a_record_larger_than_the_window_still_serves_as_the_dictionary() {
+        // Block 0 is one record longer than LZ4's window: only its tail is the dictionary,
+        // on both sides.
+        let mut docs = vec![("big".to_string(), "ab".repeat(WINDOW))];
+        docs.extend(self::docs(300));
+        let body = build(&docs);
+        let r = StoreReader::open(Path::new("s"), &body, &Trusted).unwrap();
+        assert!(r.block(&body, 0).unwrap().raw_len > WINDOW);
+        for (d, (id, title)) in docs.iter().enumerate() {
+            let got = r.get(&body, d as u32, &Trusted).unwrap();
+            assert_eq!((&got.id, &got.title), (id, title), "document {d}");
         }
     }
 
