@@ -43,7 +43,12 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.management.NotificationEmitter;
+import javax.management.openmbean.CompositeData;
+
+import com.sun.management.GarbageCollectionNotificationInfo;
 import java.util.stream.Stream;
 
 import org.apache.lucene.analysis.core.WhitespaceAnalyzer;
@@ -207,7 +212,36 @@ public final class HeddleLucene {
 
     // ---- serve ----
 
+    /** The longest stop-the-world collection since the child started, in ms. */
+    static final AtomicLong LONGEST_COLLECTION_MS = new AtomicLong();
+
+    /**
+     * Listens to every collector that pauses the application and keeps the longest
+     * collection. Collectors named "Concurrent" (G1's concurrent cycle from JDK 20, ZGC's
+     * and Shenandoah's cycles) run beside the application: their duration is not a pause.
+     * On JDK 17's G1 the beans are "G1 Young Generation" and "G1 Old Generation", both
+     * stop-the-world, so the figure is the longest pause.
+     */
+    static void watchCollections() {
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            if (gc.getName().contains("Concurrent") || gc.getName().contains("Cycles")) {
+                continue;
+            }
+            if (gc instanceof NotificationEmitter emitter) {
+                emitter.addNotificationListener((n, hb) -> {
+                    if (GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION
+                            .equals(n.getType())) {
+                        long ms = GarbageCollectionNotificationInfo
+                                .from((CompositeData) n.getUserData()).getGcInfo().getDuration();
+                        LONGEST_COLLECTION_MS.accumulateAndGet(ms, Math::max);
+                    }
+                }, null, null);
+            }
+        }
+    }
+
     static void serve(Map<String, String> a) throws Exception {
+        watchCollections();
         Path dir = Paths.get(need(a, "index"));
         int threads = Math.max(1, Integer.parseInt(need(a, "threads")));
         long t0 = System.nanoTime();
@@ -319,7 +353,7 @@ public final class HeddleLucene {
                     gcMillis += Math.max(0, gc.getCollectionTime());
                 }
                 return id + "\tmemory\t" + heap.getUsed() + "\t" + heap.getCommitted() + "\t"
-                        + gcCount + "\t" + gcMillis;
+                        + gcCount + "\t" + gcMillis + "\t" + LONGEST_COLLECTION_MS.get();
             }
             default:
                 throw new IllegalArgumentException("unknown operation " + f[1]);

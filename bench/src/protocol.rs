@@ -10,6 +10,7 @@
 //! child → parent:        id TAB hits TAB service_ns TAB cpu_ns (TAB score SP doc-id)*
 //!                        id TAB stats TAB doc_count TAB max_doc TAB total_tokens (TAB df)*
 //!                        id TAB memory TAB heap_used TAB heap_committed TAB gc_count TAB gc_ms
+//!                            TAB longest_gc_ms
 //!                        id TAB error TAB message
 //! ```
 //!
@@ -76,7 +77,10 @@ pub struct ChildMemory {
     pub heap_used: u64,
     pub heap_committed: u64,
     pub gc_count: u64,
+    /// All collections' time together.
     pub gc_millis: u64,
+    /// The longest single stop-the-world collection: the pause a request can meet.
+    pub longest_gc_millis: u64,
 }
 
 /// The child's first line.
@@ -200,8 +204,8 @@ pub fn encode_reply(id: &str, reply: &Reply) -> String {
             s
         }
         Reply::Memory(m) => format!(
-            "{id}\tmemory\t{}\t{}\t{}\t{}",
-            m.heap_used, m.heap_committed, m.gc_count, m.gc_millis
+            "{id}\tmemory\t{}\t{}\t{}\t{}\t{}",
+            m.heap_used, m.heap_committed, m.gc_count, m.gc_millis, m.longest_gc_millis
         ),
         Reply::Error(message) => format!("{id}\terror\t{}", escape(message)),
     }
@@ -264,6 +268,7 @@ pub fn parse_reply(line: &str) -> Result<(u64, Reply), (Option<u64>, anyhow::Err
                 heap_committed: number(f.next(), "heap committed")?,
                 gc_count: number(f.next(), "collections")?,
                 gc_millis: number(f.next(), "collection time")?,
+                longest_gc_millis: number(f.next(), "longest collection")?,
             }),
             "error" => Reply::Error(unescape(f.next().unwrap_or("")).into_owned()),
             other => bail!("unknown answer kind {other:?}"),
@@ -634,6 +639,7 @@ mod tests {
                 heap_committed: 2,
                 gc_count: 3,
                 gc_millis: 4,
+                longest_gc_millis: 2,
             }),
             Reply::Error("boom\nsecond line".into()),
         ] {

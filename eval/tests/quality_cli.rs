@@ -255,6 +255,18 @@ fn compare_runs_counts_wins_and_brackets_the_difference() {
         &p("qrels.tsv"),
     ]);
     assert!(text.contains("2/0/1"), "{text}");
+    // A run against itself: every difference is zero, so no row is marked and the
+    // footnote for a mark is not printed.
+    let same = ok(&[
+        "compare-runs",
+        &p("a.run"),
+        &p("a.run"),
+        "--qrels",
+        &p("qrels.tsv"),
+    ]);
+    assert!(!same.contains(" *"), "{same}");
+    assert!(!same.contains("* the interval excludes zero"), "{same}");
+    assert!(same.contains("no interval excludes zero"), "{same}");
 }
 
 #[test]

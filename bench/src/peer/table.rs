@@ -242,6 +242,11 @@ pub fn render(r: &LuceneReport) -> String {
         |v| format!("{v} ms"),
     ));
     t.row(cells(
+        "  longest GC pause",
+        each(r, mem(|m| m.heap.map(|h| h.longest_gc_millis))),
+        |v| format!("{v} ms"),
+    ));
+    t.row(cells(
         "warm-up passes (sequential)",
         each(r, |f| {
             f.warm_up.first().map(|w| w.pass_means_us.len() as f64)

@@ -109,7 +109,12 @@ pub fn run(args: &CompareRunsArgs) -> anyhow::Result<()> {
             format!("{}/{}/{}", c.won, c.lost, c.tied)
         );
     }
-    crate::outln!("* the interval excludes zero");
+    // The footnote explains a mark, so it is printed only under a table that has one.
+    if comparisons.iter().any(|c| c.diff.excludes_zero()) {
+        crate::outln!("* the interval excludes zero");
+    } else {
+        crate::outln!("no interval excludes zero");
+    }
     Ok(())
 }
 
