@@ -229,10 +229,11 @@ fn integer_tile(
     assert!(panel.len() == pairs * NR * 2);
     match kernel {
         Kernel::Portable => tile_portable(a, rows, pairs, panel, tile),
+        // The f32 products' AVX-512 kernel has no int8 twin yet: its CPUs run the AVX2 one.
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2Fma => {
-            // SAFETY: `Avx2Fma` is only chosen (`Kernel::best`, or a test that checked)
-            // where the CPU has AVX2; the lengths were checked just above.
+        Kernel::Avx2Fma | Kernel::Avx512 => {
+            // SAFETY: `Avx2Fma` and `Avx512` are only chosen (`Kernel::best`, or a test that
+            // checked) where the CPU has AVX2; the lengths were checked just above.
             unsafe {
                 match rows {
                     1 => avx2::tile::<1>(a, pairs, panel, tile),
