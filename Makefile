@@ -199,6 +199,9 @@ bench-test:
 # Any BEIR set: make compare CORPUS=DIR (its class queries are generated the same way), or
 # QUERIES=FILE for a query set of your own.
 # COMPARE_FLAGS adds flags, e.g. --rebuild, --analysis native, --repeat 3.
+# LADDER is the ladder's shape: rates derived from the measured capacity (the default), or
+# named, LADDER="--rates 500,750,1000,1500,2000" (the two cannot be combined).
+LADDER ?= --fractions 0.25,0.5,0.75,1,1.5,2,3,4
 COMPARE_DIR ?= results/compare
 CORPUS ?= $(COMPARE_DIR)/synth
 QUERY_CLASSES ?= sampled,frequent-rare,all-rare,all-frequent,long
@@ -210,7 +213,7 @@ compare: $(CORPUS)/corpus.jsonl $(QUERIES)
 	@mkdir -p $(COMPARE_OUT)
 	bench/target/release/heddle-bench bench --corpus $(CORPUS) --queries $(QUERIES) \
 		--workdir $(COMPARE_DIR)/work/$(notdir $(CORPUS)) \
-		--fractions 0.25,0.5,0.75,1,1.5,2,3,4 --samples 10000 --inflight 64 \
+		$(LADDER) --samples 10000 --inflight 64 \
 		--json $(COMPARE_OUT)/ladder.json --svg $(COMPARE_OUT)/ladder.svg \
 		--compare-json $(COMPARE_OUT)/compare.json $(COMPARE_FLAGS)
 
@@ -227,7 +230,7 @@ LUCENE_CLASSES := bench/target/lucene-classes
 LUCENE_FLAGS ?=
 # Requests per rung and queries per engine in the sequential pass (p99 needs 10,000). On a
 # busy machine the derived ladder refuses a disturbed calibration: name the rates, e.g.
-# LUCENE_FLAGS="--rates 500,750,1000,1500,2000 --max-others-cpu 2 --max-lag-ratio 1000"
+# LADDER="--rates 500,750,1000,1500,2000" LUCENE_FLAGS="--max-others-cpu 2 --max-lag-ratio 1000"
 # (docs/RESULTS.md, "heddle against Lucene 9.9.1: timing").
 LUCENE_SAMPLES ?= 10000
 .PHONY: compare-lucene lucene-setup
@@ -250,7 +253,7 @@ compare-lucene: lucene-setup $(CORPUS)/corpus.jsonl $(QUERIES)
 	bench/target/release/heddle-bench lucene --corpus $(CORPUS) --queries $(QUERIES) \
 		--workdir $(COMPARE_DIR)/work/$(notdir $(CORPUS)) \
 		--lucene-classpath $(LUCENE_JAR):$(abspath $(LUCENE_CLASSES)) \
-		--fractions 0.25,0.5,0.75,1,1.5,2,3,4 --samples $(LUCENE_SAMPLES) --inflight 64 \
+		$(LADDER) --samples $(LUCENE_SAMPLES) --inflight 64 \
 		--sequential-samples $(LUCENE_SAMPLES) \
 		--json $(COMPARE_OUT)/lucene-ladder.json --compare-json $(COMPARE_OUT)/lucene.json $(LUCENE_FLAGS)
 
