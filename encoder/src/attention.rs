@@ -24,10 +24,28 @@ const PARALLEL_MIN_WORK: usize = 1 << 20;
 /// registers (two AVX-512 ones) of sums, enough independent adds to hide their latency.
 const BLOCK: usize = 32;
 
+/// Rows handed to one call: up to this many share each load of the head's keys and values.
+const GROUP: usize = 4;
+
 /// Writes `context` (rows × hidden): for every row of every text in `texts` (ranges of
 /// rows), each head's attention-weighted sum of the text's value rows. `qkv` is rows ×
 /// 3·hidden, a row's queries, keys and values side by side, heads `hidden / heads` wide.
 pub fn attend(
+    qkv: &[f32],
+    hidden: usize,
+    heads: usize,
+    texts: &[Range<usize>],
+    context: &mut [f32],
+) {
+    attend_with(attend_rows, qkv, hidden, heads, texts, context)
+}
+
+/// The rows of one head, one call a group: `attend_rows`, or (in tests) one of its kernels.
+type RowsKernel = fn(&Head<'_>, usize, &mut [f32], &mut [f32]);
+
+/// `attend`, with the kernel for each group of rows named.
+fn attend_with(
+    kernel: RowsKernel,
     qkv: &[f32],
     hidden: usize,
     heads: usize,
@@ -73,141 +91,254 @@ pub fn attend(
             for (row, value) in text.clone().zip(values_of_head.chunks_exact_mut(width)) {
                 value.copy_from_slice(&qkv[row * stride + value_at..][..width]);
             }
-            let (keys, values) = (&keys_by_dimension, &values_of_head);
-            let one_row = |scores: &mut Vec<f32>, (offset, out): (usize, &mut [f32])| {
-                attend_row(
-                    qkv,
-                    hidden,
-                    width,
-                    head,
-                    keys,
-                    values,
-                    text.start + offset,
-                    scores,
-                    out,
-                )
+            let view = Head {
+                qkv,
+                hidden,
+                width,
+                head,
+                keys: &keys_by_dimension,
+                values: &values_of_head,
+            };
+            let group = |scores: &mut Vec<f32>, (index, out): (usize, &mut [f32])| {
+                kernel(&view, text.start + index * GROUP, scores, out)
             };
             if parallel {
                 rows_of_text
-                    .par_chunks_mut(hidden)
+                    .par_chunks_mut(GROUP * hidden)
                     .enumerate()
-                    .for_each_init(|| vec![0.0; text.len()], one_row);
+                    .for_each_init(|| vec![0.0; GROUP * text.len()], group);
             } else {
-                let mut scores = vec![0.0; text.len()];
-                for row in rows_of_text.chunks_mut(hidden).enumerate() {
-                    one_row(&mut scores, row);
+                let mut scores = vec![0.0; GROUP * text.len()];
+                for rows in rows_of_text.chunks_mut(GROUP * hidden).enumerate() {
+                    group(&mut scores, rows);
                 }
             }
         }
     }
 }
 
-/// Row `row`'s output for head `head` over the text's rows, whose keys for that head are
-/// `keys` (dimension-major: `width` runs of the text's length) and values `values` (the
-/// text's length × `width`, row-major).
-#[allow(clippy::too_many_arguments)]
-fn attend_row(
-    qkv: &[f32],
+/// One head of one text, as every row of the text reads it.
+struct Head<'a> {
+    /// The fused product, rows × 3·hidden (a row's queries are read from it in place).
+    qkv: &'a [f32],
     hidden: usize,
+    /// Columns a head (`hidden / heads`).
     width: usize,
     head: usize,
-    keys: &[f32],
-    values: &[f32],
-    row: usize,
-    scores: &mut [f32],
-    out: &mut [f32],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, the one feature `attend_row_avx2` is compiled for.
-        return unsafe {
-            attend_row_avx2(qkv, hidden, width, head, keys, values, row, scores, out)
-        };
-    }
-    attend_row_body(qkv, hidden, width, head, keys, values, row, scores, out)
+    /// The head's keys, dimension-major: `width` runs of the text's length.
+    keys: &'a [f32],
+    /// The head's values, the text's length × `width`, row-major.
+    values: &'a [f32],
 }
 
-/// The same body compiled with AVX2's eight lanes. No FMA: both versions give the same bits.
+/// The head's output for the rows `first_row..` that `out` holds (each `hidden` wide; at most
+/// [`GROUP`]), with `scores` (at least rows × the text's length) as scratch.
+fn attend_rows(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, the one feature `attend_rows_avx512` is compiled
+            // for.
+            return unsafe { attend_rows_avx512(head, first_row, scores, out) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, the one feature `attend_rows_avx2` is compiled for.
+            return unsafe { attend_rows_avx2(head, first_row, scores, out) };
+        }
+    }
+    one_row_at_a_time(head, first_row, scores, out)
+}
+
+/// Four rows at a time where there are four (`four_rows_avx512`), the rest one at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn attend_rows_avx512(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut [f32]) {
+    let hidden = head.hidden;
+    if out.len() == 4 * hidden {
+        // SAFETY: the CPU has AVX-512F (this function's own feature).
+        unsafe { avx512::four_rows(head, first_row, scores, out) };
+    } else {
+        one_row_at_a_time(head, first_row, scores, out);
+    }
+}
+
+/// The same body as the portable one, compiled with AVX2's eight lanes. No FMA: both give
+/// the same bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-fn attend_row_avx2(
-    qkv: &[f32],
-    hidden: usize,
-    width: usize,
-    head: usize,
-    keys: &[f32],
-    values: &[f32],
-    row: usize,
-    scores: &mut [f32],
-    out: &mut [f32],
-) {
-    attend_row_body(qkv, hidden, width, head, keys, values, row, scores, out)
+fn attend_rows_avx2(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut [f32]) {
+    one_row_at_a_time(head, first_row, scores, out)
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn attend_row_body(
-    qkv: &[f32],
-    hidden: usize,
-    width: usize,
-    head: usize,
-    keys: &[f32],
-    values: &[f32],
-    row: usize,
-    scores: &mut [f32],
-    out: &mut [f32],
-) {
-    let stride = 3 * hidden;
-    let count = values.len() / width;
+fn one_row_at_a_time(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut [f32]) {
+    for (offset, out) in out.chunks_exact_mut(head.hidden).enumerate() {
+        one_row(head, first_row + offset, scores, out);
+    }
+}
+
+/// Row `row`'s output for the head, into its `hidden`-wide `out`.
+#[inline(always)]
+fn one_row(head: &Head<'_>, row: usize, scores: &mut [f32], out: &mut [f32]) {
+    let width = head.width;
+    let count = head.values.len() / width;
     let scores = &mut scores[..count];
-    let at = head * width;
-    let query = &qkv[row * stride + at..row * stride + at + width];
+    let query = head.query(row);
     // Scores a block at a time, each block's sums kept in registers over all dimensions:
     // sweeping all scores once a dimension instead loaded and stored every score `width`
     // times, and attention took a third of a document's time. Each score still sums its
     // dimensions in order from 0.0, so the bits are the same.
-    let mut blocks = scores.chunks_exact_mut(BLOCK);
-    for (index, block) in (&mut blocks).enumerate() {
+    let whole = count - count % BLOCK;
+    for start in (0..whole).step_by(BLOCK) {
         let mut sums = [0.0f32; BLOCK];
-        for (&q, keys_of_dimension) in query.iter().zip(keys.chunks_exact(count)) {
-            let keys = &keys_of_dimension[index * BLOCK..(index + 1) * BLOCK];
+        for (&q, keys_of_dimension) in query.iter().zip(head.keys.chunks_exact(count)) {
+            let keys = &keys_of_dimension[start..start + BLOCK];
             for (sum, &key) in sums.iter_mut().zip(keys) {
                 *sum += q * key;
             }
         }
-        block.copy_from_slice(&sums);
+        scores[start..start + BLOCK].copy_from_slice(&sums);
     }
-    let rest = blocks.into_remainder();
-    let done = count - rest.len();
-    rest.fill(0.0);
-    for (&q, keys_of_dimension) in query.iter().zip(keys.chunks_exact(count)) {
-        for (score, &key) in rest.iter_mut().zip(&keys_of_dimension[done..]) {
-            *score += q * key;
-        }
-    }
+    head.scores_from(query, scores, whole);
     crate::kernels::softmax_rows(scores, count);
     // The weighted sum of the value rows, likewise a block of the head's columns at a time
     // in registers, each column summed over the rows in order.
-    let head_out = &mut out[at..at + width];
-    let mut columns = head_out.chunks_exact_mut(BLOCK);
-    for (index, block) in (&mut columns).enumerate() {
+    let head_out = &mut out[head.head * width..(head.head + 1) * width];
+    let whole = width - width % BLOCK;
+    for start in (0..whole).step_by(BLOCK) {
         let mut sums = [0.0f32; BLOCK];
-        for (&weight, value_row) in scores.iter().zip(values.chunks_exact(width)) {
-            let value = &value_row[index * BLOCK..(index + 1) * BLOCK];
+        for (&weight, value_row) in scores.iter().zip(head.values.chunks_exact(width)) {
+            let value = &value_row[start..start + BLOCK];
             for (sum, &v) in sums.iter_mut().zip(value) {
                 *sum += weight * v;
             }
         }
-        block.copy_from_slice(&sums);
+        head_out[start..start + BLOCK].copy_from_slice(&sums);
     }
-    let rest = columns.into_remainder();
-    let done = width - rest.len();
-    rest.fill(0.0);
-    for (&weight, value_row) in scores.iter().zip(values.chunks_exact(width)) {
-        let value = &value_row[done..];
-        for (sum, &v) in rest.iter_mut().zip(value) {
-            *sum += weight * v;
+    head.outputs_from(scores, head_out, whole);
+}
+
+impl Head<'_> {
+    /// The head's queries of row `row`.
+    #[inline(always)]
+    fn query(&self, row: usize) -> &[f32] {
+        let at = row * 3 * self.hidden + self.head * self.width;
+        &self.qkv[at..at + self.width]
+    }
+
+    /// A row's scores from position `from` on (the ones past the last whole block).
+    #[inline(always)]
+    fn scores_from(&self, query: &[f32], scores: &mut [f32], from: usize) {
+        let count = scores.len();
+        let rest = &mut scores[from..];
+        rest.fill(0.0);
+        for (&q, keys_of_dimension) in query.iter().zip(self.keys.chunks_exact(count)) {
+            for (score, &key) in rest.iter_mut().zip(&keys_of_dimension[from..]) {
+                *score += q * key;
+            }
+        }
+    }
+
+    /// A row's output columns from `from` on (past the last whole block) of its `head_out`,
+    /// given its attention `weights`.
+    #[inline(always)]
+    fn outputs_from(&self, weights: &[f32], head_out: &mut [f32], from: usize) {
+        let rest = &mut head_out[from..];
+        rest.fill(0.0);
+        for (&weight, value_row) in weights.iter().zip(self.values.chunks_exact(self.width)) {
+            for (sum, &v) in rest.iter_mut().zip(&value_row[from..]) {
+                *sum += weight * v;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{BLOCK, Head};
+
+    /// Four rows' output for the head (`out` is 4 × hidden), the same sums in the same order
+    /// as `one_row`'s (a multiply, then an add: no FMA, so the same bits). The four rows share
+    /// each load of keys and values, and their 4 × 2 registers of sums are eight independent
+    /// chains of adds: one row's two chains were bound by the adds' latency, so AVX-512's
+    /// lanes alone ran attention no faster than AVX2's.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn four_rows(
+        head: &Head<'_>,
+        first_row: usize,
+        scores: &mut [f32],
+        out: &mut [f32],
+    ) {
+        const _: () = assert!(BLOCK == 32, "a block is two 16-lane registers");
+        let (hidden, width) = (head.hidden, head.width);
+        let count = head.values.len() / width;
+        assert!(out.len() == 4 * hidden && scores.len() >= 4 * count);
+        assert!(head.keys.len() == width * count && head.values.len() == count * width);
+        let queries: [&[f32]; 4] = std::array::from_fn(|r| head.query(first_row + r));
+        let scores = &mut scores[..4 * count];
+        let whole = count - count % BLOCK;
+        let keys = head.keys.as_ptr();
+        for start in (0..whole).step_by(BLOCK) {
+            let mut sums = [[_mm512_setzero_ps(); 2]; 4];
+            for dimension in 0..width {
+                // SAFETY: dimension · count + start + 32 ≤ width · count = keys.len().
+                let (low, high) = unsafe {
+                    let at = keys.add(dimension * count + start);
+                    (_mm512_loadu_ps(at), _mm512_loadu_ps(at.add(16)))
+                };
+                for (sums, query) in sums.iter_mut().zip(&queries) {
+                    let q = _mm512_set1_ps(query[dimension]);
+                    sums[0] = _mm512_add_ps(sums[0], _mm512_mul_ps(q, low));
+                    sums[1] = _mm512_add_ps(sums[1], _mm512_mul_ps(q, high));
+                }
+            }
+            for (r, sums) in sums.iter().enumerate() {
+                let at = &mut scores[r * count + start..r * count + start + BLOCK];
+                // SAFETY: `at` is 32 floats.
+                unsafe {
+                    _mm512_storeu_ps(at.as_mut_ptr(), sums[0]);
+                    _mm512_storeu_ps(at.as_mut_ptr().add(16), sums[1]);
+                }
+            }
+        }
+        for (query, row_scores) in queries.iter().zip(scores.chunks_exact_mut(count)) {
+            head.scores_from(query, row_scores, whole);
+        }
+        crate::kernels::softmax_rows(scores, count);
+        let at = head.head * width;
+        let whole = width - width % BLOCK;
+        let values = head.values.as_ptr();
+        for start in (0..whole).step_by(BLOCK) {
+            let mut sums = [[_mm512_setzero_ps(); 2]; 4];
+            for position in 0..count {
+                // SAFETY: position · width + start + 32 ≤ count · width = values.len().
+                let (low, high) = unsafe {
+                    let at = values.add(position * width + start);
+                    (_mm512_loadu_ps(at), _mm512_loadu_ps(at.add(16)))
+                };
+                for (r, sums) in sums.iter_mut().enumerate() {
+                    let weight = _mm512_set1_ps(scores[r * count + position]);
+                    sums[0] = _mm512_add_ps(sums[0], _mm512_mul_ps(weight, low));
+                    sums[1] = _mm512_add_ps(sums[1], _mm512_mul_ps(weight, high));
+                }
+            }
+            for (r, sums) in sums.iter().enumerate() {
+                let to = &mut out[r * hidden + at + start..r * hidden + at + start + BLOCK];
+                // SAFETY: `to` is 32 floats.
+                unsafe {
+                    _mm512_storeu_ps(to.as_mut_ptr(), sums[0]);
+                    _mm512_storeu_ps(to.as_mut_ptr().add(16), sums[1]);
+                }
+            }
+        }
+        for (r, weights) in scores.chunks_exact(count).enumerate() {
+            let head_out = &mut out[r * hidden + at..r * hidden + at + width];
+            head.outputs_from(weights, head_out, whole);
         }
     }
 }
@@ -307,24 +438,43 @@ mod tests {
     #[test]
     fn blocked_sums_give_the_bits_of_plain_ones() {
         // Heads 40 wide (one block of columns and 8 left over) and texts of 1, 33 and 70
-        // rows (no whole block of scores, one and a row, two and six), and an empty one.
+        // rows (no whole block of scores, one and a row, two and six; eight groups of four
+        // rows and one left, seventeen and two), and an empty one. Every kernel this CPU
+        // runs, not only the one `attend` picks.
         let (hidden, heads) = (80, 2);
         let texts = [0..1, 1..34, 34..104, 104..104];
         let rows = 104;
         let qkv: Vec<f32> = (0..rows * 3 * hidden)
             .map(|i| ((i * 7919) % 2003) as f32 / 2003.0 - 0.5)
             .collect();
-        let mut context = vec![f32::NAN; rows * hidden];
-        attend(&qkv, hidden, heads, &texts, &mut context);
-        for text in &texts {
-            let expected = plain(&qkv, hidden, heads, text.clone());
-            let got = &context[text.start * hidden..text.end * hidden];
-            assert!(
-                got.iter()
-                    .zip(&expected)
-                    .all(|(g, e)| g.to_bits() == e.to_bits()),
-                "text {text:?}"
-            );
+        let mut kernels: Vec<(&str, RowsKernel)> =
+            vec![("dispatched", attend_rows), ("portable", one_row_at_a_time)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: only where the CPU has AVX2.
+                kernels.push(("avx2", |h, r, s, o| unsafe { attend_rows_avx2(h, r, s, o) }));
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: only where the CPU has AVX-512F.
+                kernels.push(("avx512", |h, r, s, o| unsafe {
+                    attend_rows_avx512(h, r, s, o)
+                }));
+            }
+        }
+        for (name, kernel) in kernels {
+            let mut context = vec![f32::NAN; rows * hidden];
+            attend_with(kernel, &qkv, hidden, heads, &texts, &mut context);
+            for text in &texts {
+                let expected = plain(&qkv, hidden, heads, text.clone());
+                let got = &context[text.start * hidden..text.end * hidden];
+                assert!(
+                    got.iter()
+                        .zip(&expected)
+                        .all(|(g, e)| g.to_bits() == e.to_bits()),
+                    "{name}: text {text:?}"
+                );
+            }
         }
     }
 
