@@ -1,12 +1,13 @@
 //! Multi-head self-attention over one text's rows, read from the fused query|key|value
-//! product, one head and one query row at a time. Each head's keys are first copied
+//! product, one head at a time and, for each head, one query row at a time (four at a time
+//! on AVX-512, sharing each load of keys and values). Each head's keys are first copied
 //! dimension-major, so that a row's scores are sweeps over contiguous keys that vectorise
 //! (a dot product a key cost a horizontal sum each: ~1.5× the CPU of candle's path on
 //! 238-piece documents), and its values side by side. Both sums (scores over dimensions,
 //! outputs over rows) run a block of 32 results at a time in registers.
 //!
 //! Nothing of size positions × positions is built: for each row and head the scores over the
-//! text's own positions go into one reused buffer of `positions` floats, become weights
+//! text's own positions go into one reused buffer of `positions` floats a row, become weights
 //! (softmax), and the head's slice of the output is the weighted sum of the value rows. A
 //! batch of texts is their rows one after another, each attending only to its own, so there
 //! is no padding and no mask. The queries arrive already scaled by 1/√head_width (folded
@@ -21,7 +22,8 @@ use rayon::prelude::*;
 const PARALLEL_MIN_WORK: usize = 1 << 20;
 
 /// Scores, or a head's output columns, summed together in registers: 32 floats, four AVX2
-/// registers (two AVX-512 ones) of sums, enough independent adds to hide their latency.
+/// registers of sums, enough independent adds to hide their latency (two AVX-512 ones are
+/// not: that path sums four rows' blocks together).
 const BLOCK: usize = 32;
 
 /// Rows handed to one call: up to this many share each load of the head's keys and values.
