@@ -20,7 +20,7 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     let index = Index::create(
         dir,
         IndexSettings {
-            analyzer: opts.analysis.heddle_analyzer(),
+            analyzer: heddle::AnalyzerConfig::preset(&opts.heddle_analyzer)?,
             per_field: false,
             ..Default::default()
         },
