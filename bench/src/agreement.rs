@@ -302,18 +302,31 @@ pub fn render(r: &AgreementReport, threshold: Option<f64>) -> String {
         r.tie_at_cut,
         100.0 * r.agreeing,
     );
-    let _ = writeln!(
-        out,
-        "  of the rest, {} differ by {b}'s one-byte length code alone (reference BM25 reproduces both engines' scores), {} differ otherwise → {:.1}% explained{}",
-        r.length_code,
-        r.differs,
-        100.0 * r.agreeing_explained,
-        match threshold {
-            Some(t) if r.passes(t) => format!(" (≥ {:.0}% required: PASS)", 100.0 * t),
-            Some(t) => format!(" (≥ {:.0}% required: FAIL)", 100.0 * t),
-            None => " (no threshold: the engines analyse text differently)".to_string(),
+    match threshold {
+        Some(t) => {
+            let _ = writeln!(
+                out,
+                "  of the rest, {} differ by {b}'s one-byte length code alone (reference BM25 reproduces both engines' scores), {} differ otherwise → {:.1}% explained ({})",
+                r.length_code,
+                r.differs,
+                100.0 * r.agreeing_explained,
+                if r.passes(t) {
+                    format!("≥ {:.0}% required: PASS", 100.0 * t)
+                } else {
+                    format!("≥ {:.0}% required: FAIL", 100.0 * t)
+                }
+            );
         }
-    );
+        // Native analysis: the reference BM25 scores one token stream for both engines,
+        // so it is not run, and a difference is not split into length code and analysis.
+        None => {
+            let _ = writeln!(
+                out,
+                "  the other {} differ, by analysis or by {b}'s one-byte length code (not told apart: the reference BM25 needs the same tokens on both sides) (no threshold: the engines analyse text differently)",
+                r.queries - r.identical - r.tie_at_cut,
+            );
+        }
+    }
     let mut by_overlap = vec![0usize; r.k + 1];
     for q in &r.per_query {
         by_overlap[q.overlap.min(r.k)] += 1;
@@ -448,6 +461,12 @@ mod tests {
         assert!(text.contains("95.0% agree"), "{text}");
         assert!(text.contains("DIFFERS query 19"), "{text}");
         assert!(text.contains("only tantivy: z (1.5000)"), "{text}");
+        assert!(text.contains("required: PASS"), "{text}");
+        // Without a threshold (native analysis) nothing claims the length code.
+        let native = render(&r, None);
+        assert!(native.contains("the other 1 differ"), "{native}");
+        assert!(native.contains("no threshold"), "{native}");
+        assert!(!native.contains("length code alone"), "{native}");
 
         explain(&mut r, |q| q.query_id == "19");
         assert_eq!((r.length_code, r.differs), (1, 0));
