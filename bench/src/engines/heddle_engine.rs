@@ -179,6 +179,11 @@ impl HeddleScored {
     pub fn num_docs(&self) -> u64 {
         self.index.searcher().num_docs()
     }
+
+    /// The documents holding `term` (an analysed token) in the flat field.
+    pub fn doc_freq(&self, term: &str) -> anyhow::Result<u64> {
+        Ok(self.index.searcher().doc_freq(heddle::Field::Flat, term)?)
+    }
 }
 
 impl ScoredSearch for HeddleScored {

@@ -70,8 +70,9 @@ pub fn render(r: &LuceneReport) -> String {
     if native {
         let _ = writeln!(
             out,
-            "  agreement (reported, not required: the engines see different tokens): {:.1}% identical or tied ({} queries); protocol changed {} answers",
+            "  agreement (reported, not required: the engines see different tokens): {:.1}% identical or tied, {:.1}% with the one-byte length code explained over heddle's tokens ({} queries); protocol changed {} answers",
             100.0 * r.agreement.agreeing,
+            100.0 * r.agreement.agreeing_explained,
             r.agreement.queries,
             r.protocol_mismatches
         );
