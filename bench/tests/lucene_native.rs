@@ -115,7 +115,10 @@ fn native_analysis_runs_lucenes_english_analyzer_and_reports_without_a_gate() {
     assert!(agreement["length_code"].as_u64().unwrap() > 0, "{out}");
     let explained = agreement["agreeing_explained"].as_f64().unwrap();
     assert!(explained >= 0.95, "explained {explained}:\n{out}");
-    assert!(out.contains("differ by lucene's one-byte length code alone"), "{out}");
+    assert!(
+        out.contains("differ by lucene's one-byte length code alone"),
+        "{out}"
+    );
     assert!(report["lucene_build"]["analysis_seconds"].is_null());
 
     // Matched mode in the same working directory builds its own indexes, and its gate
