@@ -223,6 +223,10 @@ compare: $(CORPUS)/corpus.jsonl $(QUERIES)
 # LUCENE_CACHE outside the repository and checked by sha256. Nothing of this is needed by
 # make test or CI. The three engines: heddle in-process, heddle-child and Lucene (both children
 # over the same line protocol); the ratio to quote is heddle-child/lucene.
+# LUCENE_FLAGS="--analysis native": heddle's lucene-english against Lucene's own
+# EnglishAnalyzer over the raw text (indexes under WORK/native-lucene); the agreement is
+# reported, not required, and every output is labelled NATIVE (the answers differ).
+# LUCENE_FLAGS="--agreement-only" stops after the agreement check.
 LUCENE_CACHE ?= $(HOME)/.cache/heddle/lucene
 LUCENE_JAR := $(LUCENE_CACHE)/pyserini-1.6.0/pyserini/resources/jars/anserini-1.7.1-fatjar.jar
 LUCENE_JAR_SHA256 := 183bf5b53c82441b249d475f66f73aaa3e7dedd8892dece747e3680a1fda34f3

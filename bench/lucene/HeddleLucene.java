@@ -1,13 +1,17 @@
 // Lucene as a child engine of heddle-bench (docs/DECISIONS.md, "Lucene as a second peer").
 //
-// Two commands, both written against Lucene's public API only:
+// Three commands, all written against Lucene's public API only:
 //
-//   build --index DIR --docs FILE --threads N --k1 X --b Y --ram-mb M --segments S
+//   build --index DIR --analysis matched --docs FILE --threads N --k1 X --b Y --ram-mb M
+//         --segments S
 //       indexes a file of pre-analysed documents (one a line: id TAB title TAB tokens,
 //       id and title escaped as in the protocol) and prints its stats as one JSON line.
-//   serve --index DIR --threads N --k1 X --b Y
+//   build --index DIR --analysis native --corpus FILE (the same other flags)
+//       indexes a BEIR corpus.jsonl with Lucene's EnglishAnalyzer over title + " " + text.
+//   serve --index DIR --analysis matched|native --threads N --k1 X --b Y
 //       opens the index and answers the child-engine protocol on stdin/stdout
-//       (bench/src/protocol.rs is its other end and its specification).
+//       (bench/src/protocol.rs is its other end and its specification): a search's query
+//       is heddle's tokens (matched) or the query's text, analysed here (native).
 //   quality --corpus FILE --queries FILE --qrels FILE --index DIR --out RUN --k1 X --b Y
 //       Lucene's own BM25 baseline on a BEIR set, as Anserini builds it (make
 //       quality-lucene): Lucene's EnglishAnalyzer over title + " " + text, a bag of words
@@ -15,6 +19,9 @@
 //
 // Matched analysis: heddle's analyzer made the tokens; Lucene splits them on whitespace
 // (WhitespaceAnalyzer) and changes nothing, so both engines index the same terms.
+// Native analysis: Lucene's EnglishAnalyzer makes its own tokens of the raw text, as in
+// `quality` (heddle then runs its lucene-english preset); the engines answer different
+// questions. --analysis is matched when absent.
 //
 // Compiled by the Makefile with `javac -cp <the Anserini fat jar>`; never by the root
 // workspace, `make test` or CI.
@@ -97,10 +104,11 @@ public final class HeddleLucene {
     static void build(Map<String, String> a) throws Exception {
         long started = System.nanoTime();
         Path dir = Paths.get(need(a, "index"));
-        Path docs = Paths.get(need(a, "docs"));
+        boolean nativeAnalysis = isNative(a);
+        Path source = Paths.get(need(a, nativeAnalysis ? "corpus" : "docs"));
         int threads = Math.max(1, Integer.parseInt(need(a, "threads")));
         int segments = Integer.parseInt(need(a, "segments"));
-        IndexWriterConfig cfg = new IndexWriterConfig(new WhitespaceAnalyzer());
+        IndexWriterConfig cfg = new IndexWriterConfig(analyzer(nativeAnalysis));
         cfg.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
         cfg.setSimilarity(similarity(a));
         cfg.setRAMBufferSizeMB(Double.parseDouble(need(a, "ram-mb")));
@@ -140,18 +148,31 @@ public final class HeddleLucene {
                 w.start();
                 workers.add(w);
             }
-            try (BufferedReader in = Files.newBufferedReader(docs, StandardCharsets.UTF_8)) {
+            com.fasterxml.jackson.databind.ObjectMapper json =
+                    new com.fasterxml.jackson.databind.ObjectMapper();
+            try (BufferedReader in = Files.newBufferedReader(source, StandardCharsets.UTF_8)) {
                 List<String[]> batch = new ArrayList<>(256);
                 String line;
                 long lineNo = 0;
                 while ((line = in.readLine()) != null) {
                     lineNo++;
-                    String[] f = line.split("\t", -1);
-                    if (f.length != 3) {
-                        fail(docs + ":" + lineNo + ": expected id TAB title TAB tokens, found "
-                                + f.length + " fields");
+                    if (nativeAnalysis) {
+                        // A BEIR document: the text Anserini's BeirFlatCollection indexes.
+                        if (line.isBlank()) {
+                            continue;
+                        }
+                        com.fasterxml.jackson.databind.JsonNode d = json.readTree(line);
+                        String title = d.path("title").asText("");
+                        batch.add(new String[] {d.path("_id").asText(), title,
+                                title + " " + d.path("text").asText("")});
+                    } else {
+                        String[] f = line.split("\t", -1);
+                        if (f.length != 3) {
+                            fail(source + ":" + lineNo + ": expected id TAB title TAB tokens, found "
+                                    + f.length + " fields");
+                        }
+                        batch.add(new String[] {unescape(f[0]), unescape(f[1]), f[2]});
                     }
-                    batch.add(new String[] {unescape(f[0]), unescape(f[1]), f[2]});
                     count++;
                     if (batch.size() == 256) {
                         putChecked(queue, batch, error);
@@ -244,6 +265,10 @@ public final class HeddleLucene {
         watchCollections();
         Path dir = Paths.get(need(a, "index"));
         int threads = Math.max(1, Integer.parseInt(need(a, "threads")));
+        // Native: each query's text through EnglishAnalyzer (thread-safe: each thread
+        // reuses its own token stream), inside the timed service.
+        org.apache.lucene.analysis.Analyzer english =
+                isNative(a) ? new org.apache.lucene.analysis.en.EnglishAnalyzer() : null;
         long t0 = System.nanoTime();
         MMapDirectory directory = new MMapDirectory(dir);
         DirectoryReader reader = DirectoryReader.open(directory);
@@ -274,7 +299,7 @@ public final class HeddleLucene {
                     id = request.substring(0, tab);
                 }
                 try {
-                    answer = answer(searcher, reader, cpu, request);
+                    answer = answer(searcher, reader, cpu, english, request);
                 } catch (Throwable e) {
                     answer = id + "\terror\t" + escape(String.valueOf(e));
                 }
@@ -295,8 +320,9 @@ public final class HeddleLucene {
         directory.close();
     }
 
+    /// `english` is null in matched analysis (the query is heddle's tokens).
     static String answer(IndexSearcher searcher, DirectoryReader reader, ThreadMXBean cpu,
-            String request) throws IOException {
+            org.apache.lucene.analysis.Analyzer english, String request) throws IOException {
         String[] f = request.split("\t", -1);
         if (f.length < 2) {
             throw new IllegalArgumentException("a request needs an id and an operation: " + request);
@@ -314,7 +340,9 @@ public final class HeddleLucene {
                 sb.append(id).append("\thits\t");
                 List<String> hits = new ArrayList<>();
                 if (k > 0) {
-                    TopDocs top = searcher.search(query(unescape(f[3])), k);
+                    String q = unescape(f[3]);
+                    List<String> tokens = english == null ? split(q) : analyse(english, q);
+                    TopDocs top = searcher.search(query(tokens), k);
                     StoredFields stored = searcher.storedFields();
                     for (ScoreDoc sd : top.scoreDocs) {
                         Document d = stored.document(sd.doc);
@@ -437,18 +465,8 @@ public final class HeddleLucene {
                     continue;
                 }
                 queries++;
-                List<String> tokens = new ArrayList<>();
-                try (org.apache.lucene.analysis.TokenStream ts =
-                        english.tokenStream(FLAT, q.path("text").asText(""))) {
-                    org.apache.lucene.analysis.tokenattributes.CharTermAttribute term =
-                            ts.addAttribute(org.apache.lucene.analysis.tokenattributes.CharTermAttribute.class);
-                    ts.reset();
-                    while (ts.incrementToken()) {
-                        tokens.add(term.toString());
-                    }
-                    ts.end();
-                }
-                TopDocs top = searcher.search(query(String.join(" ", tokens)), hits);
+                List<String> tokens = analyse(english, q.path("text").asText(""));
+                TopDocs top = searcher.search(query(tokens), hits);
                 int rank = 0;
                 for (ScoreDoc sd : top.scoreDocs) {
                     String id = stored.document(sd.doc).get("id");
@@ -466,14 +484,39 @@ public final class HeddleLucene {
                 + ",\"lucene\":\"" + Version.LATEST + "\"}");
     }
 
-    /// One SHOULD TermQuery per distinct token, boosted by its count in the query (heddle
-    /// weighs a repeated word count × idf; a boost folds into the term's weight).
-    static Query query(String tokens) {
-        Map<String, Integer> counts = new TreeMap<>();
+    /// The tokens `analyzer` makes of `text` in the flat field.
+    static List<String> analyse(org.apache.lucene.analysis.Analyzer analyzer, String text)
+            throws IOException {
+        List<String> tokens = new ArrayList<>();
+        try (org.apache.lucene.analysis.TokenStream ts = analyzer.tokenStream(FLAT, text)) {
+            org.apache.lucene.analysis.tokenattributes.CharTermAttribute term =
+                    ts.addAttribute(org.apache.lucene.analysis.tokenattributes.CharTermAttribute.class);
+            ts.reset();
+            while (ts.incrementToken()) {
+                tokens.add(term.toString());
+            }
+            ts.end();
+        }
+        return tokens;
+    }
+
+    /// Pre-analysed tokens, space-separated (a token holds no whitespace).
+    static List<String> split(String tokens) {
+        List<String> out = new ArrayList<>();
         for (String t : tokens.split(" ")) {
             if (!t.isEmpty()) {
-                counts.merge(t, 1, Integer::sum);
+                out.add(t);
             }
+        }
+        return out;
+    }
+
+    /// One SHOULD TermQuery per distinct token, boosted by its count in the query (heddle
+    /// weighs a repeated word count × idf; a boost folds into the term's weight).
+    static Query query(List<String> tokens) {
+        Map<String, Integer> counts = new TreeMap<>();
+        for (String t : tokens) {
+            counts.merge(t, 1, Integer::sum);
         }
         BooleanQuery.Builder b = new BooleanQuery.Builder();
         for (Map.Entry<String, Integer> e : counts.entrySet()) {
@@ -487,6 +530,22 @@ public final class HeddleLucene {
     }
 
     // ---- shared ----
+
+    /// --analysis: matched (the default) or native; anything else is refused.
+    static boolean isNative(Map<String, String> a) {
+        String v = a.getOrDefault("analysis", "matched");
+        if (!v.equals("matched") && !v.equals("native")) {
+            fail("--analysis takes matched or native, not " + v);
+        }
+        return v.equals("native");
+    }
+
+    /// How the flat field is analysed: heddle's pre-analysed tokens split on whitespace
+    /// (matched), or Lucene's EnglishAnalyzer (native).
+    static org.apache.lucene.analysis.Analyzer analyzer(boolean nativeAnalysis) {
+        return nativeAnalysis ? new org.apache.lucene.analysis.en.EnglishAnalyzer()
+                : new WhitespaceAnalyzer();
+    }
 
     static BM25Similarity similarity(Map<String, String> a) {
         return new BM25Similarity(Float.parseFloat(need(a, "k1")), Float.parseFloat(need(a, "b")));

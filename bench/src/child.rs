@@ -37,6 +37,10 @@ pub struct BuildIndexArgs {
     /// The analysis both engines share, or each one's own.
     #[arg(long, value_enum)]
     pub analysis: Analysis,
+    /// heddle's analyzer preset (`english`, or `lucene-english` against Lucene's own
+    /// analysis).
+    #[arg(long, value_name = "PRESET")]
+    pub heddle_analyzer: String,
     /// Indexing threads.
     #[arg(long)]
     pub threads: usize,
@@ -53,6 +57,7 @@ impl BuildIndexArgs {
     fn options(&self) -> BuildOptions {
         BuildOptions {
             analysis: self.analysis,
+            heddle_analyzer: self.heddle_analyzer.clone(),
             threads: self.threads,
             segments: self.segments,
             memory_bytes: self.memory_bytes,
@@ -86,6 +91,8 @@ pub fn spawn_build(
         .arg(index)
         .arg("--analysis")
         .arg(options.analysis.name())
+        .arg("--heddle-analyzer")
+        .arg(&options.heddle_analyzer)
         .arg("--threads")
         .arg(options.threads.to_string())
         .arg("--segments")

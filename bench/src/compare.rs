@@ -18,7 +18,7 @@ use heddle_eval::bench::writes::WritesReport;
 use heddle_eval::bench::{Backend, BackendFactory, BenchArgs};
 
 use crate::agreement::{self, AgreementReport, Class, MATCHED_THRESHOLD, QueryAgreement};
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Peer};
 use crate::child;
 use crate::engines::{
     BuildOptions, BuildStats, Engine, TANTIVY_VERSION, TantivyBackend, corpus_file,
@@ -256,7 +256,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         bench.baseline = Some(Engine::Tantivy.name().to_string());
     }
     if bench.label.is_none() {
-        bench.label = Some(args.analysis.label().to_string());
+        bench.label = Some(args.analysis.label(Peer::Tantivy).to_string());
     }
     // The comparison writes the one page, with the ladder's sections in it.
     bench.html = None;
@@ -311,7 +311,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         tool: format!("heddle-bench {}", env!("CARGO_PKG_VERSION")),
         tantivy_version: TANTIVY_VERSION.to_string(),
         analysis: args.analysis.name().to_string(),
-        analysis_label: args.analysis.label().to_string(),
+        analysis_label: args.analysis.label(Peer::Tantivy).to_string(),
         corpus: corpus.display().to_string(),
         queries: args.bench.queries.display().to_string(),
         machine: Machine::this(load_start),
@@ -414,7 +414,7 @@ fn prepare(args: &CompareArgs) -> anyhow::Result<Prepared> {
         "{}: no corpus.jsonl there",
         args.corpus.display()
     );
-    eprintln!("compare: {}", args.analysis.label());
+    eprintln!("compare: {}", args.analysis.label(Peer::Tantivy));
     let built = indexes(args, &engines, &corpus)?;
     let factories = built
         .iter()
@@ -443,22 +443,23 @@ fn indexes(
     let mut built: Vec<(Engine, BuildStats, bool, PathBuf)> = Vec::new();
     let mut heddle_segments = None;
     for &engine in &order_for_build(engines) {
-        let options = BuildOptions {
-            analysis: args.analysis,
+        let options = BuildOptions::new(
+            args.analysis,
+            Peer::Tantivy,
             threads,
             // 0: the engine's own policy decides (BuildOptions::segments).
-            segments: match (args.segments, engine) {
+            match (args.segments, engine) {
                 (SegmentTarget::Matched, Engine::Heddle) | (SegmentTarget::Natural, _) => 0,
                 (SegmentTarget::Matched, Engine::Tantivy) => heddle_segments.unwrap_or(1),
                 (SegmentTarget::AtMost(n), _) => n,
             },
-            memory_bytes: match (args.memory_mib, engine) {
+            match (args.memory_mib, engine) {
                 (Some(mib), _) => mib << 20,
                 (None, Engine::Heddle) => 0,
                 (None, Engine::Tantivy) => args.tantivy_memory_mib << 20,
             },
-        };
-        let slot = Slot::new(&args.workdir, args.analysis, engine);
+        );
+        let slot = Slot::new(&args.workdir, args.analysis, Peer::Tantivy, engine);
         let key = BuildKey::new(engine, fingerprint.clone(), options.clone());
         let (stats, reused) = match slot.reusable(&key).filter(|_| !args.rebuild) {
             Some(record) => {
@@ -588,7 +589,7 @@ fn explain_by_length_code(
     let heddle_is_a = built[0].0 == Engine::Heddle;
     let tantivy_dir = &built[if heddle_is_a { 1 } else { 0 }].3;
     let tantivy = TantivyBackend::open(tantivy_dir, args.analysis)?;
-    let analyzer = heddle::Analyzer::new(args.analysis.heddle_analyzer());
+    let analyzer = heddle::Analyzer::new(args.analysis.heddle_analyzer(Peer::Tantivy));
     let differing: Vec<&QueryAgreement> = report
         .per_query
         .iter()

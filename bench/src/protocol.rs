@@ -14,8 +14,11 @@
 //!                        id TAB error TAB message
 //! ```
 //!
-//! Requests are answered in any order (the child runs as many at once as it has
-//! searching threads) and matched by id. A query, a document id and a message escape
+//! A search's query is what the child's engine takes, fixed when the child is started:
+//! the query's text (heddle-child; Lucene in native analysis, which runs its own
+//! analyzer on it) or heddle's tokens of it, space-separated (Lucene in matched
+//! analysis). Requests are answered in any order (the child runs as many at once as it
+//! has searching threads) and matched by id. A query, a document id and a message escape
 //! tab, newline, carriage return and backslash as `\t \n \r \\`. The parent closes the
 //! child's stdin to stop it; the child finishes what it started and exits.
 

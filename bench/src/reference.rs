@@ -167,10 +167,41 @@ pub fn read_docs(
     Ok(out)
 }
 
+/// Every token `analyzer` makes of the corpus's titles and texts: heddle's total
+/// length of the flat field, which its BM25 divides by N for the mean length.
+pub fn total_tokens(corpus: &Path, analyzer: &Analyzer) -> anyhow::Result<u64> {
+    let mut total = 0u64;
+    let mut scratch = String::new();
+    for doc in heddle_corpus::beir::open_corpus(corpus)? {
+        let doc = doc?;
+        for part in [&doc.title, &doc.text] {
+            analyzer.for_each_token(part, &mut scratch, |_| total += 1);
+        }
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use heddle::AnalyzerConfig;
+
+    #[test]
+    fn the_total_counts_every_token_of_titles_and_texts() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus.jsonl");
+        std::fs::write(
+            &corpus,
+            "{\"_id\":\"1\",\"title\":\"Bats and Viruses\",\"text\":\"The viruses of bats.\"}\n\
+             {\"_id\":\"2\",\"text\":\"running dogs\"}\n",
+        )
+        .unwrap();
+        let a = Analyzer::new(AnalyzerConfig::lucene_english());
+        let want = DocTerms::of(&a, "Bats and Viruses", "The viruses of bats.").len
+            + DocTerms::of(&a, "", "running dogs").len;
+        assert_eq!(want, 6, "stop words dropped");
+        assert_eq!(total_tokens(&corpus, &a).unwrap(), u64::from(want));
+    }
 
     #[test]
     fn the_length_code_is_exact_to_40_then_rounds_down() {

@@ -1,7 +1,8 @@
 //! The working directory: each engine's index of a corpus, kept and reused while the
 //! corpus and the build settings are unchanged.
 //!
-//! Layout: `WORKDIR/<analysis>/<engine>/index/` and beside it `build.json`, the
+//! Layout: `WORKDIR/<analysis>/<engine>/index/` (the analysis's folder:
+//! [`Analysis::dir_name`]) and beside it `build.json`, the
 //! [`BuildRecord`] naming what was built from what. A record whose key differs from the
 //! current one (another corpus, changed bytes, other threads, another version of either
 //! engine or of heddle's format) means the index is rebuilt.
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Peer};
 use crate::engines::{BuildOptions, BuildStats, Engine, TANTIVY_VERSION};
 
 /// What an index was built from and with: equal keys mean the index can be reused.
@@ -110,9 +111,9 @@ pub struct Slot {
 }
 
 impl Slot {
-    pub fn new(workdir: &Path, analysis: Analysis, engine: Engine) -> Self {
+    pub fn new(workdir: &Path, analysis: Analysis, peer: Peer, engine: Engine) -> Self {
         Slot {
-            root: workdir.join(analysis.name()).join(engine.name()),
+            root: workdir.join(analysis.dir_name(peer)).join(engine.name()),
         }
     }
 
@@ -177,22 +178,65 @@ mod tests {
     }
 
     #[test]
+    fn heddles_native_index_against_lucene_is_not_its_native_index_against_tantivy() {
+        let corpus = CorpusFingerprint {
+            path: "/c/corpus.jsonl".into(),
+            bytes: 1,
+            fnv1a64: "0".into(),
+        };
+        let key = |analysis, peer| {
+            BuildKey::new(
+                Engine::Heddle,
+                corpus.clone(),
+                BuildOptions::new(analysis, peer, 2, 0, 0),
+            )
+        };
+        // Matched: the one index both comparisons use.
+        assert_eq!(
+            key(Analysis::Matched, Peer::Tantivy),
+            key(Analysis::Matched, Peer::Lucene)
+        );
+        assert_ne!(
+            key(Analysis::Native, Peer::Tantivy),
+            key(Analysis::Native, Peer::Lucene)
+        );
+        assert_eq!(
+            key(Analysis::Native, Peer::Lucene).options.heddle_analyzer,
+            "lucene-english"
+        );
+        let dir = Path::new("/w");
+        let slot = |analysis, peer| Slot::new(dir, analysis, peer, Engine::Heddle).index_dir();
+        assert_eq!(
+            slot(Analysis::Matched, Peer::Tantivy),
+            slot(Analysis::Matched, Peer::Lucene)
+        );
+        assert_ne!(
+            slot(Analysis::Native, Peer::Tantivy),
+            slot(Analysis::Native, Peer::Lucene)
+        );
+        // A record from before the analyzer was kept in the key was built with
+        // `english`: it is still reused.
+        let mut v = serde_json::to_value(key(Analysis::Matched, Peer::Tantivy)).unwrap();
+        v["options"]
+            .as_object_mut()
+            .unwrap()
+            .remove("heddle_analyzer");
+        let old: BuildKey = serde_json::from_value(v).unwrap();
+        assert_eq!(old, key(Analysis::Matched, Peer::Tantivy));
+    }
+
+    #[test]
     fn a_changed_corpus_or_setting_is_not_reused() {
         let dir = tempfile::tempdir().unwrap();
         let corpus = dir.path().join("corpus.jsonl");
         std::fs::write(&corpus, "{\"_id\":\"1\",\"text\":\"a\"}\n").unwrap();
-        let options = BuildOptions {
-            analysis: Analysis::Matched,
-            threads: 2,
-            segments: 1,
-            memory_bytes: 64 << 20,
-        };
+        let options = BuildOptions::new(Analysis::Matched, Peer::Tantivy, 2, 1, 64 << 20);
         let key = BuildKey::new(
             Engine::Heddle,
             CorpusFingerprint::of(&corpus).unwrap(),
             options.clone(),
         );
-        let slot = Slot::new(dir.path(), Analysis::Matched, Engine::Heddle);
+        let slot = Slot::new(dir.path(), Analysis::Matched, Peer::Tantivy, Engine::Heddle);
         slot.clear().unwrap();
         assert!(slot.reusable(&key).is_none(), "nothing built yet");
         std::fs::create_dir_all(slot.staging_dir()).unwrap();

@@ -20,7 +20,7 @@ pub(super) fn build(corpus: &Path, dir: &Path, opts: &BuildOptions) -> anyhow::R
     let index = Index::create(
         dir,
         IndexSettings {
-            analyzer: opts.analysis.heddle_analyzer(),
+            analyzer: heddle::AnalyzerConfig::preset(&opts.heddle_analyzer)?,
             per_field: false,
             ..Default::default()
         },
@@ -178,6 +178,11 @@ impl HeddleScored {
     /// The documents BM25 counts as N.
     pub fn num_docs(&self) -> u64 {
         self.index.searcher().num_docs()
+    }
+
+    /// The documents holding `term` (an analysed token) in the flat field.
+    pub fn doc_freq(&self, term: &str) -> anyhow::Result<u64> {
+        Ok(self.index.searcher().doc_freq(heddle::Field::Flat, term)?)
     }
 }
 

@@ -12,7 +12,7 @@ use anyhow::bail;
 use heddle_eval::bench::BackendFactory;
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Peer};
 
 pub use heddle_engine::{HeddleAt, HeddleScored};
 pub use tantivy_engine::{TANTIVY_VERSION, TantivyBackend, TantivyFactory};
@@ -78,6 +78,12 @@ impl Engine {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildOptions {
     pub analysis: Analysis,
+    /// heddle's analyzer preset ([`Analysis::heddle_analyzer`]): `english`, or
+    /// `lucene-english` against Lucene's own analysis. Part of the build key, so that
+    /// an index of one is never reused for the other; records written before it was
+    /// kept were all `english`.
+    #[serde(default = "english")]
+    pub heddle_analyzer: String,
     pub threads: usize,
     /// 0: the engine's own merge policy runs during the build and is waited for (heddle
     /// without a budget builds one segment); N: merged down to at most N after it.
@@ -85,6 +91,29 @@ pub struct BuildOptions {
     /// heddle: the writer's memory budget (0: none, one commit of everything); tantivy:
     /// the indexing arena over all threads.
     pub memory_bytes: usize,
+}
+
+fn english() -> String {
+    "english".to_string()
+}
+
+impl BuildOptions {
+    /// The options of a comparison with `peer` in `analysis`.
+    pub fn new(
+        analysis: Analysis,
+        peer: Peer,
+        threads: usize,
+        segments: usize,
+        memory_bytes: usize,
+    ) -> Self {
+        BuildOptions {
+            analysis,
+            heddle_analyzer: analysis.heddle_analyzer(peer).name,
+            threads,
+            segments,
+            memory_bytes,
+        }
+    }
 }
 
 /// What building one index took and produced.

@@ -31,7 +31,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::{BuildOptions, BuildStats, Engine, ScoredHit, ScoredSearch, dir_size};
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Peer};
 use crate::reference::CollectionStats;
 use crate::tokenizer::{HEDDLE_TOKENIZER, HeddleTokenizer};
 
@@ -83,7 +83,7 @@ fn register(index: &Index, analysis: Analysis) {
     if analysis == Analysis::Matched {
         index.tokenizers().register(
             HEDDLE_TOKENIZER,
-            HeddleTokenizer::new(analysis.heddle_analyzer()),
+            HeddleTokenizer::new(analysis.heddle_analyzer(Peer::Tantivy)),
         );
     }
 }

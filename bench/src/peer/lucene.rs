@@ -1,11 +1,13 @@
-//! Lucene's side: its index built from heddle's tokens by the Java program in
-//! `bench/lucene/HeddleLucene.java` (run with `java -cp <the fat jar>:<its classes>`),
-//! and the command that starts it serving.
+//! Lucene's side: its index built by the Java program in `bench/lucene/HeddleLucene.java`
+//! (run with `java -cp <the fat jar>:<its classes>`), and the command that starts it
+//! serving.
 //!
-//! The corpus is analysed once by heddle's analyzer into a file of pre-analysed
-//! documents (`id TAB title TAB tokens`, title and text tokens together as heddle's flat
-//! field); Lucene indexes that with a whitespace analyzer, so both engines hold the same
-//! terms with the same frequencies and lengths.
+//! Matched analysis: the corpus is analysed once by heddle's analyzer into a file of
+//! pre-analysed documents (`id TAB title TAB tokens`, title and text tokens together as
+//! heddle's flat field); Lucene indexes that with a whitespace analyzer, so both engines
+//! hold the same terms with the same frequencies and lengths. Native analysis: Lucene
+//! reads corpus.jsonl itself and runs its `EnglishAnalyzer` over title + " " + text, and
+//! over each query's text.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use clap::Args;
 use heddle::Analyzer;
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::{Analysis, Peer};
 use crate::protocol::escape;
 use crate::workdir::CorpusFingerprint;
 
@@ -51,12 +54,23 @@ impl JavaArgs {
         cmd
     }
 
-    /// The command that serves `index` over the protocol.
-    pub fn serve_command(&self, index: &Path, threads: usize, k1: f64, b: f64) -> Command {
+    /// The command that serves `index` over the protocol: in matched analysis a query
+    /// arrives as heddle's tokens, in native analysis as its text, which the child
+    /// analyses with `EnglishAnalyzer`.
+    pub fn serve_command(
+        &self,
+        index: &Path,
+        analysis: Analysis,
+        threads: usize,
+        k1: f64,
+        b: f64,
+    ) -> Command {
         let mut cmd = self.command();
         cmd.arg("serve")
             .arg("--index")
             .arg(index)
+            .arg("--analysis")
+            .arg(analysis.name())
             .arg("--threads")
             .arg(threads.to_string())
             .arg("--k1")
@@ -81,7 +95,8 @@ pub struct LuceneBuild {
     pub merge_seconds: f64,
     pub lucene: String,
     /// heddle's analysis of the corpus into the pre-analysed file (one thread), done
-    /// before Lucene's build; absent when the file was reused.
+    /// before Lucene's build; absent when the file was reused, and in native analysis
+    /// (Lucene's own analysis is then inside `seconds`).
     #[serde(default)]
     pub analysis_seconds: Option<f64>,
     /// Peak RSS of the JVM that built it, KiB.
@@ -92,6 +107,9 @@ pub struct LuceneBuild {
 /// What a Lucene index was built from and with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LuceneKey {
+    /// Whose analysis made its terms (records written before native mode were matched).
+    #[serde(default)]
+    pub analysis: Analysis,
     pub corpus: CorpusFingerprint,
     pub threads: usize,
     pub ram_mb: usize,
@@ -109,15 +127,16 @@ struct LuceneRecord {
     built_at_unix: u64,
 }
 
-/// `WORKDIR/matched/lucene/`: the index, its record, the pre-analysed documents.
+/// `WORKDIR/matched/lucene/` (the index, its record, the pre-analysed documents) or
+/// `WORKDIR/native-lucene/lucene/` (the index and its record).
 pub struct LuceneSlot {
     root: PathBuf,
 }
 
 impl LuceneSlot {
-    pub fn new(workdir: &Path) -> Self {
+    pub fn new(workdir: &Path, analysis: Analysis) -> Self {
         LuceneSlot {
-            root: workdir.join("matched").join("lucene"),
+            root: workdir.join(analysis.dir_name(Peer::Lucene)).join("lucene"),
         }
     }
 
@@ -140,8 +159,8 @@ impl LuceneSlot {
         (r.key == *key && self.index_dir().is_dir()).then_some(r.build)
     }
 
-    /// Builds the index (the pre-analysed file first if it is not there for this
-    /// corpus), and records it.
+    /// Builds the index (in matched analysis, the pre-analysed file first if it is not
+    /// there for this corpus), and records it.
     pub fn build(
         &self,
         java: &JavaArgs,
@@ -155,29 +174,24 @@ impl LuceneSlot {
         }
         std::fs::create_dir_all(&self.root)
             .with_context(|| format!("creating {}", self.root.display()))?;
-        let stamp = self.root.join("docs.fingerprint");
-        let want = serde_json::to_string(&key.corpus)?;
-        let analysis_seconds = if std::fs::read_to_string(&stamp).ok().as_deref()
-            == Some(want.as_str())
-            && self.docs_file().is_file()
-        {
-            None
-        } else {
-            let _ = std::fs::remove_file(&stamp);
-            let t = Instant::now();
-            let n = write_pre_analysed(corpus, analyzer, &self.docs_file())?;
-            let secs = t.elapsed().as_secs_f64();
-            eprintln!("lucene: {n} documents analysed by heddle's analyzer in {secs:.1} s");
-            std::fs::write(&stamp, want)?;
-            Some(secs)
-        };
         let mut cmd = java.command();
         cmd.arg("build")
             .arg("--index")
             .arg(self.index_dir())
-            .arg("--docs")
-            .arg(self.docs_file())
-            .arg("--threads")
+            .arg("--analysis")
+            .arg(key.analysis.name());
+        let analysis_seconds = match key.analysis {
+            Analysis::Matched => {
+                let seconds = self.pre_analyse(corpus, analyzer, &key.corpus)?;
+                cmd.arg("--docs").arg(self.docs_file());
+                seconds
+            }
+            Analysis::Native => {
+                cmd.arg("--corpus").arg(corpus);
+                None
+            }
+        };
+        cmd.arg("--threads")
             .arg(key.threads.to_string())
             .arg("--k1")
             .arg(key.k1.to_string())
@@ -236,6 +250,30 @@ impl LuceneSlot {
         std::fs::write(self.record(), serde_json::to_string_pretty(&record)?)?;
         Ok(build)
     }
+
+    /// Writes the pre-analysed file unless it is there for this corpus; its time, if
+    /// written.
+    fn pre_analyse(
+        &self,
+        corpus: &Path,
+        analyzer: &Analyzer,
+        fingerprint: &CorpusFingerprint,
+    ) -> anyhow::Result<Option<f64>> {
+        let stamp = self.root.join("docs.fingerprint");
+        let want = serde_json::to_string(fingerprint)?;
+        if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str())
+            && self.docs_file().is_file()
+        {
+            return Ok(None);
+        }
+        let _ = std::fs::remove_file(&stamp);
+        let t = Instant::now();
+        let n = write_pre_analysed(corpus, analyzer, &self.docs_file())?;
+        let secs = t.elapsed().as_secs_f64();
+        eprintln!("lucene: {n} documents analysed by heddle's analyzer in {secs:.1} s");
+        std::fs::write(&stamp, want)?;
+        Ok(Some(secs))
+    }
 }
 
 /// One pre-analysed document line: id and title escaped, then heddle's tokens of title
@@ -276,6 +314,87 @@ pub fn write_pre_analysed(corpus: &Path, analyzer: &Analyzer, out: &Path) -> any
 mod tests {
     use super::*;
     use heddle::AnalyzerConfig;
+
+    fn key(analysis: Analysis) -> LuceneKey {
+        LuceneKey {
+            analysis,
+            corpus: CorpusFingerprint {
+                path: "/c/corpus.jsonl".into(),
+                bytes: 10,
+                fnv1a64: "0".into(),
+            },
+            threads: 2,
+            ram_mb: 64,
+            segments: 1,
+            k1: 0.9,
+            b: 0.4,
+            classpath: "x.jar:classes".into(),
+            heddle_bench_version: "0".into(),
+        }
+    }
+
+    #[test]
+    fn matched_and_native_lucene_indexes_live_apart_and_are_never_reused_for_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let matched = LuceneSlot::new(dir.path(), Analysis::Matched);
+        let native = LuceneSlot::new(dir.path(), Analysis::Native);
+        assert_eq!(matched.index_dir(), dir.path().join("matched/lucene/index"));
+        assert_eq!(
+            native.index_dir(),
+            dir.path().join("native-lucene/lucene/index")
+        );
+        // A matched record in the native slot (as if the folders were mixed up) is still
+        // not reusable for a native build: the key names the analysis.
+        std::fs::create_dir_all(native.index_dir()).unwrap();
+        let build = LuceneBuild {
+            docs: 1,
+            seconds: 1.0,
+            bytes: 1,
+            segments: 1,
+            flushed_segments: 1,
+            add_seconds: 1.0,
+            commit_seconds: 0.0,
+            merge_seconds: 0.0,
+            lucene: "9.9.1".into(),
+            analysis_seconds: None,
+            peak_rss_kib: None,
+        };
+        let record = LuceneRecord {
+            key: key(Analysis::Matched),
+            build: build.clone(),
+            built_at_unix: 0,
+        };
+        std::fs::write(native.record(), serde_json::to_string(&record).unwrap()).unwrap();
+        assert!(native.reusable(&key(Analysis::Native)).is_none());
+        assert_eq!(native.reusable(&key(Analysis::Matched)), Some(build));
+    }
+
+    #[test]
+    fn a_record_from_before_native_mode_reads_as_matched() {
+        let mut v = serde_json::to_value(key(Analysis::Matched)).unwrap();
+        v.as_object_mut().unwrap().remove("analysis");
+        let old: LuceneKey = serde_json::from_value(v).unwrap();
+        assert_eq!(old, key(Analysis::Matched));
+    }
+
+    #[test]
+    fn the_serving_jvm_is_told_the_analysis() {
+        let java = JavaArgs {
+            java: "java".into(),
+            lucene_classpath: "x.jar".into(),
+            jvm_opts: "-Xmx1g".into(),
+        };
+        for analysis in [Analysis::Matched, Analysis::Native] {
+            let cmd = java.serve_command(Path::new("/i"), analysis, 3, 0.9, 0.4);
+            let args: Vec<String> = cmd
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let at = args.iter().position(|a| a == "--analysis").unwrap();
+            assert_eq!(args[at + 1], analysis.name(), "{args:?}");
+            assert_eq!(&args[..4], ["-Xmx1g", "-cp", "x.jar", "HeddleLucene"]);
+        }
+    }
 
     #[test]
     fn a_pre_analysed_line_holds_heddles_tokens_of_title_and_text() {

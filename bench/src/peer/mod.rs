@@ -8,6 +8,11 @@
 //! what the protocol adds. Order of work: indexes (built or reused), the agreement gate
 //! (nothing is timed if it fails), open times, the sequential pass, the open-loop ladder
 //! (engines alternating rung by rung), each child's memory, the table.
+//!
+//! `--analysis matched` (the default): both engines index and query heddle's `english`
+//! tokens. `--analysis native`: heddle runs its `lucene-english` preset and Lucene its
+//! own `EnglishAnalyzer`, each over the raw text; the agreement check is then reported
+//! but gates nothing, and every output says the answers differ.
 
 pub mod backend;
 pub mod lucene;
@@ -32,7 +37,7 @@ use heddle_eval::bench::{Backend, BackendFactory, BenchArgs};
 use serde::{Deserialize, Serialize};
 
 use crate::agreement::{self, AgreementReport, Class, MATCHED_THRESHOLD};
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Peer};
 use crate::child;
 use crate::engines::{
     BuildOptions, BuildStats, Engine, HeddleAt, HeddleScored, ScoredSearch, corpus_file,
@@ -62,6 +67,12 @@ pub struct LuceneArgs {
     /// Rebuild both indexes even if reusable ones exist.
     #[arg(long)]
     pub rebuild: bool,
+    /// matched: both engines index and query heddle's `english` tokens (Lucene through a
+    /// WhitespaceAnalyzer), the only mode quoted as a speed comparison; native: heddle's
+    /// `lucene-english` against Lucene's own EnglishAnalyzer over the raw text (the
+    /// answers differ; agreement is reported, not required).
+    #[arg(long, value_enum, default_value_t = Analysis::Matched)]
+    pub analysis: Analysis,
     /// Indexing threads, the same for both engines [default: the number of cores].
     #[arg(long, value_name = "N")]
     pub index_threads: Option<usize>,
@@ -135,6 +146,12 @@ pub struct Figures {
 /// The whole comparison, as --compare-json writes it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LuceneReport {
+    /// Records written before native mode were matched.
+    #[serde(default)]
+    pub analysis: Analysis,
+    /// How every output names the mode ([`Analysis::label`]).
+    #[serde(default)]
+    pub analysis_label: String,
     pub corpus: String,
     pub queries: String,
     pub lucene_version: String,
@@ -168,7 +185,11 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         "{}: no corpus.jsonl there",
         args.corpus.display()
     );
-    let analyzer = Arc::new(Analyzer::new(Analysis::Matched.heddle_analyzer()));
+    let analysis = args.analysis;
+    let label = analysis.label(Peer::Lucene);
+    eprintln!("lucene: {label}");
+    // heddle's analyzer: in matched mode it also makes Lucene's tokens.
+    let analyzer = Arc::new(Analyzer::new(analysis.heddle_analyzer(Peer::Lucene)));
 
     // 1. Indexes.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -176,8 +197,9 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
     eprintln!("lucene: fingerprinting {}", corpus.display());
     let fingerprint = CorpusFingerprint::of(&corpus)?;
     let (heddle_stats, heddle_dir) = heddle_index(args, &corpus, &fingerprint, threads)?;
-    let slot = LuceneSlot::new(&args.workdir);
+    let slot = LuceneSlot::new(&args.workdir, analysis);
     let key = LuceneKey {
+        analysis,
         corpus: fingerprint,
         threads,
         ram_mb: args.lucene_ram_mib,
@@ -233,7 +255,11 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         &lucene_probe,
     )?;
     drop(heddle_child_probe);
-    print!("{}", agreement::render(&agreement, Some(MATCHED_THRESHOLD)));
+    // Native analysis: the engines see different tokens, so their answers may differ
+    // and the figure is reported, never required.
+    let threshold = (analysis == Analysis::Matched).then_some(MATCHED_THRESHOLD);
+    println!("{label}");
+    print!("{}", agreement::render(&agreement, threshold));
     println!(
         "  through the protocol, heddle-child's top {} differs from heddle in-process on {} queries",
         args.bench.k, protocol_mismatches
@@ -242,7 +268,9 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         protocol_mismatches == 0,
         "heddle through the protocol answers differently from heddle in-process on {protocol_mismatches} queries: the protocol is broken"
     );
-    if !agreement.passes(MATCHED_THRESHOLD) {
+    if let Some(threshold) = threshold
+        && !agreement.passes(threshold)
+    {
         if args.allow_disagreement {
             eprintln!(
                 "lucene: the engines DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
@@ -251,7 +279,7 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
             bail!(
                 "heddle and Lucene disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison (--allow-disagreement to time them anyway)",
                 100.0 * (1.0 - agreement.agreeing_explained),
-                100.0 * (1.0 - MATCHED_THRESHOLD)
+                100.0 * (1.0 - threshold)
             );
         }
     }
@@ -268,6 +296,8 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         ..Default::default()
     };
     let mut report = LuceneReport {
+        analysis,
+        analysis_label: label.to_string(),
         corpus: corpus.display().to_string(),
         queries: args.bench.queries.display().to_string(),
         lucene_version,
@@ -299,6 +329,7 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         environment: None,
     };
     if args.agreement_only {
+        write_json(args, &report)?;
         return Ok(report);
     }
 
@@ -339,6 +370,7 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
             queries.len()
         );
         let reports = run_sequential(&engines, &queries, passes, args.bench.k);
+        println!("{label}");
         println!("{}", heddle_eval::bench::sequential::render(&reports));
         let (pq, pq_protocol) = per_query_reports(&reports, &queries, passes, &heddle_dir)?;
         if let Some(r) = &pq {
@@ -362,9 +394,9 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
     let mut bench = args.bench.clone();
     bench.index = args.workdir.clone();
     bench.baseline.get_or_insert_with(|| LUCENE.to_string());
-    bench.label.get_or_insert_with(|| {
-        "matched analysis (heddle's tokens), children over the line protocol".to_string()
-    });
+    bench
+        .label
+        .get_or_insert_with(|| format!("{label}, children over the line protocol"));
     bench.html = None;
     let factories: Vec<Box<dyn BackendFactory>> = vec![
         Box::new(heddle_factory.clone()),
@@ -388,7 +420,7 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         let h = child::spawn_serve_rss(
             Engine::Heddle,
             &heddle_dir,
-            Analysis::Matched,
+            analysis,
             &args.bench.queries,
             rate,
             args.memory_requests,
@@ -434,29 +466,33 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
     report.environment = Some(environment);
     println!();
     print!("{}", table::render(&report));
-    if let Some(path) = &args.compare_json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("lucene: wrote {}", path.display());
-    }
+    write_json(args, &report)?;
     Ok(report)
 }
 
+/// --compare-json: the report as it stands (after --agreement-only, the agreement and
+/// the builds).
+fn write_json(args: &LuceneArgs, report: &LuceneReport) -> anyhow::Result<()> {
+    if let Some(path) = &args.compare_json {
+        std::fs::write(path, serde_json::to_string_pretty(report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("lucene: wrote {}", path.display());
+    }
+    Ok(())
+}
+
 /// heddle's index, built (in a fresh process) or reused exactly as `heddle-bench bench`
-/// builds it in matched mode: one commit, its merge policy waited for.
+/// builds it in matched mode: one commit, its merge policy waited for. In matched mode it
+/// is the very index `heddle-bench bench` uses; in native mode it is built with
+/// `lucene-english` in a folder of its own.
 fn heddle_index(
     args: &LuceneArgs,
     corpus: &Path,
     fingerprint: &CorpusFingerprint,
     threads: usize,
 ) -> anyhow::Result<(BuildStats, PathBuf)> {
-    let options = BuildOptions {
-        analysis: Analysis::Matched,
-        threads,
-        segments: 0,
-        memory_bytes: 0,
-    };
-    let slot = Slot::new(&args.workdir, Analysis::Matched, Engine::Heddle);
+    let options = BuildOptions::new(args.analysis, Peer::Lucene, threads, 0, 0);
+    let slot = Slot::new(&args.workdir, args.analysis, Peer::Lucene, Engine::Heddle);
     let key = BuildKey::new(Engine::Heddle, fingerprint.clone(), options.clone());
     let stats = match slot.reusable(&key).filter(|_| !args.rebuild) {
         Some(r) => {
@@ -483,8 +519,9 @@ fn heddle_index(
     Ok((stats, slot.index_dir()))
 }
 
-/// The two children: heddle-child (sent the query text) and Lucene (sent heddle's
-/// tokens of it, made in this process inside the timed call).
+/// The two children: heddle-child (sent the query text) and Lucene (in matched analysis
+/// sent heddle's tokens of it, made in this process inside the timed call; in native
+/// analysis sent the text, which it analyses itself).
 fn child_specs(
     args: &LuceneArgs,
     heddle_dir: &Path,
@@ -497,6 +534,7 @@ fn child_specs(
     let hd = heddle_dir.to_path_buf();
     let java = args.java.clone();
     let ld = lucene_dir.to_path_buf();
+    let analysis = args.analysis;
     Ok(vec![
         ChildSpec {
             name: HEDDLE_CHILD.into(),
@@ -518,8 +556,11 @@ fn child_specs(
         },
         ChildSpec {
             name: LUCENE.into(),
-            command: Arc::new(move || java.serve_command(&ld, threads, bm25.k1, bm25.b)),
-            query_form: QueryForm::Tokens(analyzer.clone()),
+            command: Arc::new(move || java.serve_command(&ld, analysis, threads, bm25.k1, bm25.b)),
+            query_form: match analysis {
+                Analysis::Matched => QueryForm::Tokens(analyzer.clone()),
+                Analysis::Native => QueryForm::Text,
+            },
             // Lucene's BM25 (since 8.0) leaves out heddle's constant factor k1 + 1.
             score_scale: bm25.k1 + 1.0,
             index: lucene_dir.to_path_buf(),
@@ -572,8 +613,13 @@ fn check_agreement(
         results.push((q.id, q.text, a, b));
     }
     let mut report = agreement::report((HEDDLE, LUCENE), k, depth, results);
+    // The reference BM25 scores one token stream for both engines: heddle's. In native
+    // analysis that is lucene-english, written to match EnglishAnalyzer; where Lucene's
+    // tokens differ from it on a query or a document involved, Lucene's score is not
+    // reproduced and the query stays `differs` (the analysis's doing).
     if report.differs > 0 {
         explain(
+            args.analysis,
             corpus,
             analyzer,
             heddle,
@@ -587,10 +633,14 @@ fn check_agreement(
 }
 
 /// Reclassifies a differing query as the length code's doing when the reference BM25
-/// reproduces, for every document involved, heddle's score from the exact length and
-/// Lucene's from its one-byte norm (with Lucene's own N: the documents that hold a
-/// token).
+/// over heddle's tokens reproduces, for every document involved, heddle's score from the
+/// exact length (with heddle's own N, document frequencies and total length) and
+/// Lucene's from its one-byte norm (with Lucene's own statistics; its N is the documents
+/// that hold a token). In matched analysis both engines hold heddle's tokens; in native
+/// analysis a query is only explained where Lucene's analysis gave the same scores.
+#[allow(clippy::too_many_arguments)]
 fn explain(
+    analysis: Analysis,
     corpus: &Path,
     analyzer: &Analyzer,
     heddle: &HeddleScored,
@@ -621,18 +671,24 @@ fn explain(
     );
     let docs = reference::read_docs(corpus, &ids, analyzer)?;
     let ls = lucene.process.stats(&terms)?;
-    let df: std::collections::HashMap<String, u64> =
-        terms.iter().cloned().zip(ls.df.iter().copied()).collect();
-    let heddle_n = heddle.num_docs();
+    let heddle_df = terms
+        .iter()
+        .map(|t| Ok((t.clone(), heddle.doc_freq(t)?)))
+        .collect::<anyhow::Result<_>>()?;
     let heddle_stats = reference::CollectionStats {
-        docs: heddle_n,
-        total_tokens: ls.total_tokens,
-        df: df.clone(),
+        docs: heddle.num_docs(),
+        // The same tokens in matched analysis; in native analysis heddle's own, counted
+        // (heddle does not publish its total length).
+        total_tokens: match analysis {
+            Analysis::Matched => ls.total_tokens,
+            Analysis::Native => reference::total_tokens(corpus, analyzer)?,
+        },
+        df: heddle_df,
     };
     let lucene_stats = reference::CollectionStats {
         docs: ls.doc_count,
         total_tokens: ls.total_tokens,
-        df,
+        df: terms.iter().cloned().zip(ls.df.iter().copied()).collect(),
     };
     let params = reference::Params { k1, b };
     let close = |got: Option<f64>, want: f64, tol: f64| {
@@ -738,4 +794,43 @@ fn per_query_reports(
         &shares,
     );
     Ok((like, protocol))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: LuceneArgs,
+    }
+
+    fn parse(extra: &[&str]) -> Result<LuceneArgs, clap::Error> {
+        let mut argv = vec![
+            "t",
+            "--corpus",
+            "c",
+            "--queries",
+            "q",
+            "--lucene-classpath",
+            "x.jar",
+            // The instrument's flag, which main() refuses when given (its default is ".").
+            "--index",
+            ".",
+        ];
+        argv.extend(extra);
+        Wrapper::try_parse_from(argv).map(|w| w.args)
+    }
+
+    #[test]
+    fn analysis_is_matched_unless_native_is_asked_for() {
+        assert_eq!(parse(&[]).unwrap().analysis, Analysis::Matched);
+        let native = parse(&["--analysis", "native", "--agreement-only"]).unwrap();
+        assert_eq!(native.analysis, Analysis::Native);
+        assert!(native.agreement_only);
+        assert!(parse(&["--analysis", "lucene"]).is_err());
+    }
 }

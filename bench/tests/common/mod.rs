@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use heddle_bench::analysis::Analysis;
+use heddle_bench::analysis::{Analysis, Peer};
 use heddle_bench::engines::BuildOptions;
 
 const WORDS: &[&str] = &[
@@ -147,10 +147,11 @@ pub fn write_fixture(dir: &Path, docs: usize, queries: usize, seed: u64, long: b
 /// memory budget of `memory_bytes` (0: heddle's writer has none).
 #[allow(dead_code)] // not every test file builds
 pub fn matched_build(threads: usize, segments: usize, memory_bytes: usize) -> BuildOptions {
-    BuildOptions {
-        analysis: Analysis::Matched,
+    BuildOptions::new(
+        Analysis::Matched,
+        Peer::Tantivy,
         threads,
         segments,
         memory_bytes,
-    }
+    )
 }
