@@ -378,24 +378,29 @@ impl LengthTable<'_> {
 
     /// The lengths of `docs` into `out` (as long as `docs`): [`Self::get`] with the
     /// encoding chosen once for the lot, for scoring a block of postings at once. An
-    /// escaped table loads the bytes as a one-byte table does and looks up exceptions
-    /// only if an escape was among them.
+    /// escaped table loads the bytes as a one-byte table does and searches the
+    /// exceptions for an escape only.
     #[inline]
     pub(crate) fn get_many(&self, docs: &[u32], out: &mut [u32]) {
         let out = &mut out[..docs.len()];
         match self.encoding {
-            Encoding::One | Encoding::Escaped => {
-                let mut top = 0u8;
+            Encoding::One => {
+                for (o, &d) in out.iter_mut().zip(docs) {
+                    *o = self.bytes.get(d as usize).map_or(0, |&b| u32::from(b));
+                }
+            }
+            Encoding::Escaped => {
+                // A block's docs increase, so each search starts after the last hit.
+                let (mut from, mut last) = (0, 0);
                 for (o, &d) in out.iter_mut().zip(docs) {
                     let b = self.bytes.get(d as usize).map_or(0, |&b| b);
-                    top = top.max(b);
                     *o = u32::from(b);
-                }
-                if top == ESCAPE && self.encoding == Encoding::Escaped {
-                    for (o, &d) in out.iter_mut().zip(docs) {
-                        if *o == u32::from(ESCAPE) {
-                            *o = self.exception(d);
+                    if b == ESCAPE {
+                        if d < last {
+                            from = 0;
                         }
+                        last = d;
+                        (*o, from) = self.exception_from(d, from);
                     }
                 }
             }
@@ -441,8 +446,15 @@ impl LengthTable<'_> {
     /// The exception length of `doc`, whose byte is 255: a binary search of the docs.
     /// Open checked that every such doc has one; 255 stands in if not.
     fn exception(&self, doc: u32) -> u32 {
+        self.exception_from(doc, 0).0
+    }
+
+    /// [`Self::exception`] among the exceptions from index `from` on (all before it are
+    /// below `doc`), and where the search stopped, for the next doc's search.
+    #[inline]
+    fn exception_from(&self, doc: u32, from: usize) -> (u32, usize) {
         let e = self.exception_docs.len() / 4;
-        let (mut lo, mut hi) = (0, e);
+        let (mut lo, mut hi) = (from.min(e), e);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if u32_at(self.exception_docs, mid) < doc {
@@ -452,9 +464,9 @@ impl LengthTable<'_> {
             }
         }
         if lo < e && u32_at(self.exception_docs, lo) == doc {
-            u32_at(self.exception_lengths, lo)
+            (u32_at(self.exception_lengths, lo), lo)
         } else {
-            u32::from(ESCAPE)
+            (u32::from(ESCAPE), lo)
         }
     }
 }
