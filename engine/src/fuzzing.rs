@@ -94,6 +94,13 @@ pub fn lengths(bytes: &[u8]) {
             for doc in 0..docs.min(10_000) {
                 let _ = table.get(doc as u32);
             }
+            // A block's worth at a time, as scoring reads them, and past the end.
+            let mut out = [0u32; 128];
+            let block: Vec<u32> = (0..docs.min(10_000) as u32 + 2).collect();
+            for chunk in block.chunks(128) {
+                table.get_many(chunk, &mut out);
+            }
+            let _ = table.total();
         }
     }
 }

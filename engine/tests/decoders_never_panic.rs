@@ -27,6 +27,10 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
         ))
         .unwrap();
     }
+    // One document past 255 tokens among the short ones: the flat lengths are then a
+    // byte each with an exception.
+    w.add(heddle::Document::new("long", "", "covid ".repeat(300)))
+        .unwrap();
     w.commit().unwrap();
     w.delete("d1");
     w.commit().unwrap();
@@ -84,6 +88,13 @@ fn corpus_bodies() -> Vec<(&'static str, Vec<u8>)> {
     bodies.sort();
     let graphs = bodies.iter().filter(|(kind, _)| *kind == "graph").count();
     assert_eq!(graphs, 1, "the corpus holds a graph body");
+    let escaped = |(kind, body): &&(&str, Vec<u8>)| {
+        *kind == "lengths" && body.windows(5).any(|w| w == b"flat\x81")
+    };
+    assert!(
+        bodies.iter().any(|b| escaped(&b)),
+        "the corpus holds lengths with exceptions"
+    );
     bodies
 }
 

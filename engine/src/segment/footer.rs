@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 /// The on-disk format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 /// The first version whose files end in the chunk table and this footer.
 const FIRST_CHUNKED_VERSION: u32 = 8;
 pub(crate) const MAGIC: [u8; 4] = *b"HDLF";
