@@ -104,6 +104,26 @@ pub struct LuceneBuild {
     pub peak_rss_kib: Option<u64>,
 }
 
+#[cfg(test)]
+impl LuceneBuild {
+    /// A build record of one document, for tests of what is kept and printed.
+    pub(crate) fn one_document() -> Self {
+        LuceneBuild {
+            docs: 1,
+            seconds: 1.0,
+            bytes: 1,
+            segments: 1,
+            flushed_segments: 1,
+            add_seconds: 1.0,
+            commit_seconds: 0.0,
+            merge_seconds: 0.0,
+            lucene: "9.9.1".into(),
+            analysis_seconds: None,
+            peak_rss_kib: None,
+        }
+    }
+}
+
 /// What a Lucene index was built from and with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LuceneKey {
@@ -346,19 +366,7 @@ mod tests {
         // A matched record in the native slot (as if the folders were mixed up) is still
         // not reusable for a native build: the key names the analysis.
         std::fs::create_dir_all(native.index_dir()).unwrap();
-        let build = LuceneBuild {
-            docs: 1,
-            seconds: 1.0,
-            bytes: 1,
-            segments: 1,
-            flushed_segments: 1,
-            add_seconds: 1.0,
-            commit_seconds: 0.0,
-            merge_seconds: 0.0,
-            lucene: "9.9.1".into(),
-            analysis_seconds: None,
-            peak_rss_kib: None,
-        };
+        let build = LuceneBuild::one_document();
         let record = LuceneRecord {
             key: key(Analysis::Matched),
             build: build.clone(),

@@ -67,25 +67,20 @@ pub fn render(r: &LuceneReport) -> String {
         r.k1,
         r.b
     );
-    if native {
-        let _ = writeln!(
-            out,
-            "  agreement (reported, not required: the engines see different tokens): {:.1}% identical or tied, {:.1}% with the one-byte length code explained over heddle's tokens ({} queries); protocol changed {} answers",
-            100.0 * r.agreement.agreeing,
-            100.0 * r.agreement.agreeing_explained,
-            r.agreement.queries,
-            r.protocol_mismatches
-        );
+    let agreement = if native {
+        "agreement (reported, not required: the engines see different tokens)"
     } else {
-        let _ = writeln!(
-            out,
-            "  agreement: {:.1}% identical or tied, {:.1}% with the one-byte length code explained ({} queries); protocol changed {} answers",
-            100.0 * r.agreement.agreeing,
-            100.0 * r.agreement.agreeing_explained,
-            r.agreement.queries,
-            r.protocol_mismatches
-        );
-    }
+        "agreement"
+    };
+    let explained = if native { " over heddle's tokens" } else { "" };
+    let _ = writeln!(
+        out,
+        "  {agreement}: {:.1}% identical or tied, {:.1}% with the one-byte length code explained{explained} ({} queries); protocol changed {} answers",
+        100.0 * r.agreement.agreeing,
+        100.0 * r.agreement.agreeing_explained,
+        r.agreement.queries,
+        r.protocol_mismatches
+    );
     let _ = writeln!(
         out,
         "  JIT warm-up per child start: whole passes over the queries until a pass mean is within {:.0}% of the one before (at least {}, at most {} passes)",
@@ -308,19 +303,7 @@ mod tests {
             },
             agreement: crate::agreement::report((HEDDLE, LUCENE), 10, 100, Vec::new()),
             protocol_mismatches: 0,
-            lucene_build: super::super::lucene::LuceneBuild {
-                docs: 1,
-                seconds: 1.0,
-                bytes: 1,
-                segments: 1,
-                flushed_segments: 1,
-                add_seconds: 1.0,
-                commit_seconds: 0.0,
-                merge_seconds: 0.0,
-                lucene: "9.9.1".into(),
-                analysis_seconds: None,
-                peak_rss_kib: None,
-            },
+            lucene_build: super::super::lucene::LuceneBuild::one_document(),
             engines: Vec::new(),
             per_query: None,
             per_query_protocol: None,
