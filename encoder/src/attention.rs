@@ -15,7 +15,7 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 /// Below this many multiply-adds (all rows, all heads) attention runs on the calling
 /// thread: for a query's 10–40 rows it is a few microseconds of work.
@@ -28,6 +28,10 @@ const BLOCK: usize = 32;
 
 /// Rows handed to one call: up to this many share each load of the head's keys and values.
 const GROUP: usize = 4;
+
+/// Runs of rows a head is cut into, per thread of the team (as for the products: the
+/// thread that is free first takes the next).
+const PARTS_A_THREAD: usize = 2;
 
 /// Writes `context` (rows × hidden): for every row of every text in `texts` (ranges of
 /// rows), each head's attention-weighted sum of the text's value rows. `qkv` is rows ×
@@ -67,56 +71,73 @@ fn attend_with(
         .map(|text| text.len() * text.len())
         .sum::<usize>()
         * hidden;
-    let parallel = work >= PARALLEL_MIN_WORK && rayon::current_num_threads() > 1;
     let width = hidden / heads;
-    for text in texts {
-        assert!(text.end <= rows, "a text's rows run past the matrix");
-        if text.is_empty() {
-            continue;
-        }
-        let rows_of_text = &mut context[text.start * hidden..text.end * hidden];
-        let mut keys_by_dimension = vec![0.0f32; width * text.len()];
-        let mut values_of_head = vec![0.0f32; text.len() * width];
-        for head in 0..heads {
-            // The head's keys transposed (dimension-major), so that a row's scores are
-            // `width` sweeps over contiguous keys instead of one short dot product a key.
-            let at = hidden + head * width;
-            for (position, row) in text.clone().enumerate() {
-                let key = &qkv[row * stride + at..row * stride + at + width];
-                for (dimension, &value) in key.iter().enumerate() {
-                    keys_by_dimension[dimension * text.len() + position] = value;
+    crate::threads::with_current(|team| {
+        let parts = if work >= PARALLEL_MIN_WORK {
+            team.threads() * PARTS_A_THREAD
+        } else {
+            1
+        };
+        for text in texts {
+            assert!(text.end <= rows, "a text's rows run past the matrix");
+            if text.is_empty() {
+                continue;
+            }
+            let rows_of_text = &mut context[text.start * hidden..text.end * hidden];
+            let mut keys_by_dimension = vec![0.0f32; width * text.len()];
+            let mut values_of_head = vec![0.0f32; text.len() * width];
+            for head in 0..heads {
+                // The head's keys transposed (dimension-major), so that a row's scores are
+                // `width` sweeps over contiguous keys instead of one short dot product a key.
+                let at = hidden + head * width;
+                for (position, row) in text.clone().enumerate() {
+                    let key = &qkv[row * stride + at..row * stride + at + width];
+                    for (dimension, &value) in key.iter().enumerate() {
+                        keys_by_dimension[dimension * text.len() + position] = value;
+                    }
+                }
+                // And its values side by side: in place they are rows 3·hidden apart, and every
+                // row of the text reads all of them.
+                let value_at = 2 * hidden + head * width;
+                for (row, value) in text.clone().zip(values_of_head.chunks_exact_mut(width)) {
+                    value.copy_from_slice(&qkv[row * stride + value_at..][..width]);
+                }
+                let view = Head {
+                    qkv,
+                    hidden,
+                    width,
+                    head,
+                    keys: &keys_by_dimension,
+                    values: &values_of_head,
+                };
+                // The text's rows in runs of whole groups, one run a part.
+                let groups = text.len().div_ceil(GROUP);
+                let parts_here = parts.clamp(1, groups);
+                let groups_a_part = groups.div_ceil(parts_here);
+                // Groups from `first_group` on, their output rows in `out`.
+                let run = |first_group: usize, out: &mut [f32]| {
+                    let mut scores = vec![0.0; GROUP * text.len()];
+                    for (index, rows) in out.chunks_mut(GROUP * hidden).enumerate() {
+                        let row = text.start + (first_group + index) * GROUP;
+                        kernel(&view, row, &mut scores, rows);
+                    }
+                };
+                if parts_here <= 1 {
+                    run(0, rows_of_text);
+                } else {
+                    // Each part locks only its own run, so the locks are never contended.
+                    let runs: Vec<Mutex<&mut [f32]>> = rows_of_text
+                        .chunks_mut(groups_a_part * GROUP * hidden)
+                        .map(Mutex::new)
+                        .collect();
+                    team.split(runs.len(), &|part| {
+                        let mut out = runs[part].lock().unwrap_or_else(PoisonError::into_inner);
+                        run(part * groups_a_part, &mut out);
+                    });
                 }
             }
-            // And its values side by side: in place they are rows 3·hidden apart, and every
-            // row of the text reads all of them.
-            let value_at = 2 * hidden + head * width;
-            for (row, value) in text.clone().zip(values_of_head.chunks_exact_mut(width)) {
-                value.copy_from_slice(&qkv[row * stride + value_at..][..width]);
-            }
-            let view = Head {
-                qkv,
-                hidden,
-                width,
-                head,
-                keys: &keys_by_dimension,
-                values: &values_of_head,
-            };
-            let group = |scores: &mut Vec<f32>, (index, out): (usize, &mut [f32])| {
-                kernel(&view, text.start + index * GROUP, scores, out)
-            };
-            if parallel {
-                rows_of_text
-                    .par_chunks_mut(GROUP * hidden)
-                    .enumerate()
-                    .for_each_init(|| vec![0.0; GROUP * text.len()], group);
-            } else {
-                let mut scores = vec![0.0; GROUP * text.len()];
-                for rows in rows_of_text.chunks_mut(GROUP * hidden).enumerate() {
-                    group(&mut scores, rows);
-                }
-            }
         }
-    }
+    })
 }
 
 /// One head of one text, as every row of the text reads it.
@@ -487,13 +508,10 @@ mod tests {
             .map(|i| ((i * 104_729) % 2003) as f32 / 2003.0 - 0.5)
             .collect();
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let team = crate::threads::Team::new(threads);
             let mut context = vec![0.0; rows * hidden];
             let whole = 0..rows;
-            pool.install(|| {
+            team.install(|| {
                 attend(
                     &qkv,
                     hidden,

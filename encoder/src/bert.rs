@@ -280,22 +280,6 @@ impl Bert {
         segments: &[u32],
         lengths: &[usize],
     ) -> candle_core::Result<Vec<f32>> {
-        if rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none() {
-            // Run the whole pass on one of the pool's threads: each product then keeps half
-            // of its panels on that thread and hands the other half to the pool's second
-            // thread, instead of this thread handing over all of every product and sleeping
-            // until it is done (two wake-ups a product instead of one).
-            return rayon::scope(|_| self.forward_here(ids, segments, lengths));
-        }
-        self.forward_here(ids, segments, lengths)
-    }
-
-    fn forward_here(
-        &self,
-        ids: &[u32],
-        segments: &[u32],
-        lengths: &[usize],
-    ) -> candle_core::Result<Vec<f32>> {
         let hidden = self.hidden;
         let rows = ids.len();
         if segments.len() != rows || lengths.iter().sum::<usize>() != rows {

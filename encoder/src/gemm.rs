@@ -21,14 +21,13 @@
 //!   input feeds two FMAs: with one panel a step was as many loads as FMAs.
 //! - **Blocks.** Rows go in blocks that keep the input in L2 (~192 KB) while every panel
 //!   streams past it: a query is one block, and the weights are read once a product.
-//! - **Threads.** With more than one kernel thread (rayon's pool, `set_kernel_threads`),
-//!   the panels are split between the threads: each writes only its own output columns.
+//! - **Threads.** With more than one kernel thread (the team of `threads`,
+//!   `set_kernel_threads`), the panels are split between the threads: each writes only its
+//!   own output columns.
 //!
 //! The sum over k for one output runs in the same order (bias first, then k = 0, 1, …) in
 //! both kernels; the AVX2 one fuses each multiply and add (one rounding), the portable one
 //! rounds twice. Both are within K·ε·Σ|x_k·w_k| of the exact sum (a test holds them to it).
-
-use rayon::prelude::*;
 
 /// Output columns a panel holds: two 8-lane AVX vectors.
 pub const NR: usize = 16;
@@ -42,6 +41,9 @@ pub(crate) const BLOCK_BYTES: usize = 192 * 1024;
 /// Below this many multiply-adds a product runs on the calling thread alone: handing work
 /// to another thread costs microseconds.
 const PARALLEL_MIN_WORK: usize = 1 << 18;
+/// Ranges of panels a product is cut into, per thread: more than one, so that the thread
+/// that calls (or a helper already awake) takes the parts of a helper still waking up.
+const PARTS_A_THREAD: usize = 2;
 
 /// What is applied to the outputs after the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,30 +207,33 @@ impl PackedLinear {
 }
 
 /// Runs `run` over the panels `0..panel_count` of a product of `work` multiply-adds: on
-/// the calling thread alone below [`PARALLEL_MIN_WORK`], else split into one contiguous
-/// range of panels per thread of rayon's pool (each range writes only its own columns).
+/// the calling thread alone below [`PARALLEL_MIN_WORK`], else as [`PARTS_A_THREAD`]
+/// contiguous ranges of panels a thread of the kernels' team (each range writes only its
+/// own columns).
 pub(crate) fn split_panels(
     work: usize,
     panel_count: usize,
     run: impl Fn(std::ops::Range<usize>) + Sync,
 ) {
-    let threads = if work >= PARALLEL_MIN_WORK {
-        rayon::current_num_threads().clamp(1, panel_count.max(1))
-    } else {
-        1
-    };
-    if threads <= 1 {
-        run(0..panel_count);
-    } else {
-        (0..threads).into_par_iter().for_each(|thread| {
-            run(panel_count * thread / threads..panel_count * (thread + 1) / threads);
-        });
-    }
+    crate::threads::with_current(|team| {
+        let parts = if work >= PARALLEL_MIN_WORK {
+            (team.threads() * PARTS_A_THREAD).clamp(1, panel_count.max(1))
+        } else {
+            1
+        };
+        if parts <= 1 {
+            run(0..panel_count);
+        } else {
+            team.split(parts, &|part| {
+                run(panel_count * part / parts..panel_count * (part + 1) / parts)
+            });
+        }
+    })
 }
 
 /// The output matrix, shared by the threads of one product. Each thread writes only the
 /// columns of its own panels, so no two threads touch the same element, and the product
-/// returns only after every thread is done (rayon's `for_each` joins them). The int8
+/// returns only after every thread is done (`Team::split` waits for every part). The int8
 /// products (`quantized`) share it.
 pub(crate) struct OutputColumns<'a> {
     start: *mut f32,
@@ -768,12 +773,9 @@ mod tests {
         );
         let kernel = Kernel::best();
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let team = crate::threads::Team::new(threads);
             let mut out = vec![0.0; rows * outputs];
-            pool.install(|| layer.forward(&x, &mut out, Epilogue::Gelu, kernel));
+            team.install(|| layer.forward(&x, &mut out, Epilogue::Gelu, kernel));
             out
         };
         let (single, split) = (run(1), run(2));

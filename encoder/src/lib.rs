@@ -36,5 +36,5 @@ pub use cache::{ModelFiles, default_cache_root};
 pub use encoder::Encoder;
 pub use error::{EncoderError, Result};
 pub use linear::Precision;
-pub use threads::set_kernel_threads;
+pub use threads::{Team, set_kernel_threads};
 pub use verify::sha256_hex;

@@ -627,12 +627,9 @@ mod tests {
             outputs,
         );
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let team = crate::threads::Team::new(threads);
             let mut out = vec![0.0; rows * outputs];
-            pool.install(|| layer.forward(&x, &mut out, Epilogue::Gelu, Kernel::best()));
+            team.install(|| layer.forward(&x, &mut out, Epilogue::Gelu, Kernel::best()));
             out
         };
         assert_eq!(run(2), run(1));
