@@ -73,7 +73,7 @@ fn attend_with(
         * hidden;
     let width = hidden / heads;
     crate::threads::with_current(|team| {
-        let parts = if work >= PARALLEL_MIN_WORK {
+        let parts = if work >= PARALLEL_MIN_WORK && team.threads() > 1 {
             team.threads() * PARTS_A_THREAD
         } else {
             1

@@ -207,16 +207,16 @@ impl PackedLinear {
 }
 
 /// Runs `run` over the panels `0..panel_count` of a product of `work` multiply-adds: on
-/// the calling thread alone below [`PARALLEL_MIN_WORK`], else as [`PARTS_A_THREAD`]
-/// contiguous ranges of panels a thread of the kernels' team (each range writes only its
-/// own columns).
+/// the calling thread alone below [`PARALLEL_MIN_WORK`] or on a team of one, else as
+/// [`PARTS_A_THREAD`] contiguous ranges of panels a thread of the kernels' team (each
+/// range writes only its own columns).
 pub(crate) fn split_panels(
     work: usize,
     panel_count: usize,
     run: impl Fn(std::ops::Range<usize>) + Sync,
 ) {
     crate::threads::with_current(|team| {
-        let parts = if work >= PARALLEL_MIN_WORK {
+        let parts = if work >= PARALLEL_MIN_WORK && team.threads() > 1 {
             (team.threads() * PARTS_A_THREAD).clamp(1, panel_count.max(1))
         } else {
             1
