@@ -29,6 +29,9 @@ use crate::workdir::{BuildKey, BuildRecord, CorpusFingerprint, Slot};
 use heddle_eval::bench::sequential::per_query::{self, PerQueryReport};
 use heddle_eval::bench::sequential::{SequentialReport, passes_for, run_sequential};
 
+/// tantivy's indexing memory over all its threads unless told otherwise, MiB.
+pub(crate) const TANTIVY_MEMORY_MIB: usize = 1024;
+
 /// Everything `heddle-eval bench` takes (but `--index`: each engine has its own index,
 /// built from `--corpus` under `--workdir`), and the comparison's own settings.
 #[derive(Debug, Clone, Args)]
@@ -57,7 +60,7 @@ pub struct CompareArgs {
 
     /// tantivy's indexing memory budget over all its threads, in MiB (when --memory-mib
     /// is not given; heddle then builds in one commit, without a budget).
-    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    #[arg(long, value_name = "MIB", default_value_t = TANTIVY_MEMORY_MIB)]
     pub tantivy_memory_mib: usize,
 
     /// Both engines index in this memory budget, in MiB: heddle's writer budget (what
@@ -137,7 +140,7 @@ impl SegmentTarget {
 
 /// tantivy's BM25 is fixed at k1 1.2, b 0.75 (the engine's default), so heddle is
 /// compared at those: `--k1`/`--b` (from `heddle-eval bench`'s flags) may not differ.
-fn tantivy_bm25(args: &CompareArgs) -> anyhow::Result<()> {
+pub(crate) fn tantivy_bm25(args: &CompareArgs) -> anyhow::Result<()> {
     let fixed = heddle::Bm25Params::default();
     ensure!(
         args.bench.k1 == fixed.k1 && args.bench.b == fixed.b,
@@ -430,7 +433,7 @@ fn prepare(args: &CompareArgs) -> anyhow::Result<Prepared> {
 
 /// Builds each engine's index of `corpus` under `--workdir` (or reuses the one built
 /// from the same corpus with the same settings), in the order of `engines`.
-fn indexes(
+pub(crate) fn indexes(
     args: &CompareArgs,
     engines: &[Engine],
     corpus: &Path,
@@ -550,7 +553,7 @@ fn order_for_build(engines: &[Engine]) -> Vec<Engine> {
     v
 }
 
-fn check_agreement(
+pub(crate) fn check_agreement(
     args: &CompareArgs,
     built: &[(Engine, BuildStats, bool, PathBuf)],
 ) -> anyhow::Result<AgreementReport> {

@@ -9,6 +9,11 @@
 //! (nothing is timed if it fails), open times, the sequential pass, the open-loop ladder
 //! (engines alternating rung by rung), each child's memory, the table.
 //!
+//! `--tantivy` adds a fourth engine, tantivy in this process, exactly as `heddle-bench
+//! bench` runs it (its index reused from the same working directory, its agreement with
+//! heddle gated the same way): the three engines then share one sequential pass and one
+//! ladder, and the table gains heddle / tantivy beside the Lucene ratios.
+//!
 //! `--analysis matched` (the default): both engines index and query heddle's `english`
 //! tokens. `--analysis native`: heddle runs its `lucene-english` preset and Lucene its
 //! own `EnglishAnalyzer`, each over the raw text; the agreement check is then reported
@@ -39,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use crate::agreement::{self, AgreementReport, Class, MATCHED_THRESHOLD};
 use crate::analysis::{Analysis, Peer};
 use crate::child;
+use crate::compare::{self, CompareArgs, SegmentTarget};
 use crate::engines::{
     BuildOptions, BuildStats, Engine, HeddleAt, HeddleScored, ScoredSearch, corpus_file,
 };
@@ -52,6 +58,7 @@ use lucene::{JavaArgs, LuceneBuild, LuceneKey, LuceneSlot};
 pub const HEDDLE: &str = "heddle";
 pub const HEDDLE_CHILD: &str = "heddle-child";
 pub const LUCENE: &str = "lucene";
+pub const TANTIVY: &str = "tantivy";
 
 /// `heddle-bench lucene`'s flags: the comparison's own, the JVM's, and every
 /// `heddle-eval bench` flag but --index.
@@ -73,7 +80,11 @@ pub struct LuceneArgs {
     /// answers differ; agreement is reported, not required).
     #[arg(long, value_enum, default_value_t = Analysis::Matched)]
     pub analysis: Analysis,
-    /// Indexing threads, the same for both engines [default: the number of cores].
+    /// Also run tantivy in this process (matched analysis only), as `heddle-bench bench`
+    /// does: all three engines in one sequential pass and one ladder.
+    #[arg(long)]
+    pub tantivy: bool,
+    /// Indexing threads, the same for every engine [default: the number of cores].
     #[arg(long, value_name = "N")]
     pub index_threads: Option<usize>,
     /// Lucene's indexing RAM buffer (IndexWriterConfig.setRAMBufferSizeMB), MiB; heddle
@@ -168,6 +179,12 @@ pub struct LuceneReport {
     pub per_query: Option<PerQueryReport>,
     /// heddle in-process against heddle-child, query by query.
     pub per_query_protocol: Option<PerQueryReport>,
+    /// With --tantivy: heddle against tantivy on every query (gated as in `bench`).
+    #[serde(default)]
+    pub tantivy_agreement: Option<AgreementReport>,
+    /// With --tantivy: heddle in-process against tantivy, query by query.
+    #[serde(default)]
+    pub per_query_tantivy: Option<PerQueryReport>,
     pub memory_rate: Option<f64>,
     pub environment: Option<heddle_eval::env::Environment>,
 }
@@ -197,6 +214,11 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
     eprintln!("lucene: fingerprinting {}", corpus.display());
     let fingerprint = CorpusFingerprint::of(&corpus)?;
     let (heddle_stats, heddle_dir) = heddle_index(args, &corpus, &fingerprint, threads)?;
+    let tantivy = if args.tantivy {
+        Some(TantivyPeer::prepare(args, &corpus)?)
+    } else {
+        None
+    };
     let slot = LuceneSlot::new(&args.workdir, analysis);
     let key = LuceneKey {
         analysis,
@@ -283,6 +305,25 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
             );
         }
     }
+    if let Some(t) = &tantivy {
+        print!(
+            "{}",
+            agreement::render(&t.agreement, Some(MATCHED_THRESHOLD))
+        );
+        if !t.agreement.passes(MATCHED_THRESHOLD) {
+            if args.allow_disagreement {
+                eprintln!(
+                    "lucene: heddle and tantivy DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
+                );
+            } else {
+                bail!(
+                    "heddle and tantivy disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison (--allow-disagreement to time them anyway)",
+                    100.0 * (1.0 - t.agreement.agreeing),
+                    100.0 * (1.0 - MATCHED_THRESHOLD)
+                );
+            }
+        }
+    }
     let lucene_version = lucene_probe.process.ready.version.clone();
     drop(lucene_probe);
     let heddle_built = |engine: &str| Figures {
@@ -325,16 +366,31 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         ],
         per_query: None,
         per_query_protocol: None,
+        tantivy_agreement: tantivy.as_ref().map(|t| t.agreement.clone()),
+        per_query_tantivy: None,
         memory_rate: None,
         environment: None,
     };
+    if let Some(t) = &tantivy {
+        // Last, so that the children's figures keep their places (1 and 2).
+        report.engines.push(Figures {
+            engine: TANTIVY.into(),
+            build_secs: Some(t.stats.seconds),
+            docs: Some(t.stats.docs),
+            docs_per_sec: Some(t.stats.docs_per_sec),
+            index_bytes: Some(t.stats.bytes),
+            segments: Some(t.stats.segments),
+            build_peak_rss_kib: t.stats.peak_rss_kib,
+            ..Default::default()
+        });
+    }
     if args.agreement_only {
         write_json(args, &report)?;
         return Ok(report);
     }
 
     // 3. Open times, engines alternating within each round.
-    time_opens(args, &heddle_dir, &specs, &mut report)?;
+    time_opens(args, &heddle_dir, &specs, tantivy.as_ref(), &mut report)?;
 
     // 4. The sequential pass, children warmed up by the rule first.
     let warm_factories: Vec<ChildFactory> = specs
@@ -359,11 +415,23 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
             let _ = c.take_own_time();
             children.push(c);
         }
-        let engines: Vec<(&str, &dyn Backend)> = vec![
+        let tantivy_backend = match &tantivy {
+            Some(t) => {
+                let b = t.factory.open(&t.dir)?;
+                warm_up(&*b, &queries, queries.len() as u64, args.bench.k);
+                Some(b)
+            }
+            None => None,
+        };
+        // In the order of `report.engines`.
+        let mut engines: Vec<(&str, &dyn Backend)> = vec![
             (HEDDLE, &*heddle),
             (HEDDLE_CHILD, &children[0]),
             (LUCENE, &children[1]),
         ];
+        if let Some(b) = &tantivy_backend {
+            engines.push((TANTIVY, &**b));
+        }
         let passes = passes_for(args.sequential_samples, queries.len());
         eprintln!(
             "lucene: sequential pass: {passes} passes of {} queries per engine, alternating",
@@ -372,15 +440,20 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         let reports = run_sequential(&engines, &queries, passes, args.bench.k);
         println!("{label}");
         println!("{}", heddle_eval::bench::sequential::render(&reports));
-        let (pq, pq_protocol) = per_query_reports(&reports, &queries, passes, &heddle_dir)?;
-        if let Some(r) = &pq {
+        let per_query = per_query_reports(&reports, &queries, passes, &heddle_dir)?;
+        for r in [
+            &per_query.like_for_like,
+            &per_query.protocol,
+            &per_query.tantivy,
+        ]
+        .into_iter()
+        .flatten()
+        {
             println!("{}", per_query::render(r));
         }
-        if let Some(r) = &pq_protocol {
-            println!("{}", per_query::render(r));
-        }
-        report.per_query = pq;
-        report.per_query_protocol = pq_protocol;
+        report.per_query = per_query.like_for_like;
+        report.per_query_protocol = per_query.protocol;
+        report.per_query_tantivy = per_query.tantivy;
         for (f, s) in report.engines.iter_mut().zip(reports) {
             f.sequential = Some(s);
         }
@@ -390,7 +463,7 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         drop(children);
     }
 
-    // 5. The ladder: the instrument itself, three engines alternating rung by rung.
+    // 5. The ladder: the instrument itself, the engines alternating rung by rung.
     let mut bench = args.bench.clone();
     bench.index = args.workdir.clone();
     bench.baseline.get_or_insert_with(|| LUCENE.to_string());
@@ -398,11 +471,14 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         .label
         .get_or_insert_with(|| format!("{label}, children over the line protocol"));
     bench.html = None;
-    let factories: Vec<Box<dyn BackendFactory>> = vec![
+    let mut factories: Vec<Box<dyn BackendFactory>> = vec![
         Box::new(heddle_factory.clone()),
         Box::new(warm_factories[0].clone()),
         Box::new(warm_factories[1].clone()),
     ];
+    if let Some(t) = &tantivy {
+        factories.push(Engine::Tantivy.factory(&t.dir, analysis));
+    }
     let ladder = heddle_eval::bench::run(&bench, &factories)?;
     let held = holds(&ladder);
     for f in report.engines.iter_mut() {
@@ -435,6 +511,29 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
             rss_file_kib: h.rss_file_peak_kib,
             heap: None,
         });
+        if let Some(t) = &tantivy {
+            eprintln!("lucene: tantivy: memory rung at {rate}/s in a fresh process");
+            let m = child::spawn_serve_rss(
+                Engine::Tantivy,
+                &t.dir,
+                analysis,
+                &args.bench.queries,
+                rate,
+                args.memory_requests,
+                ladder.settings.threads,
+                ladder.settings.inflight,
+                args.bench.k,
+                args.bench.seed,
+            )?;
+            if let Some(f) = report.engines.iter_mut().find(|f| f.engine == TANTIVY) {
+                f.memory = Some(ChildRss {
+                    vm_hwm_kib: m.vm_hwm_kib,
+                    rss_anon_kib: m.rss_anon_peak_kib,
+                    rss_file_kib: m.rss_file_peak_kib,
+                    heap: None,
+                });
+            }
+        }
         for (i, wf) in warm_factories.iter().enumerate() {
             eprintln!(
                 "lucene: {}: memory rung at {rate}/s in a fresh process",
@@ -719,10 +818,11 @@ fn time_opens(
     args: &LuceneArgs,
     heddle_dir: &Path,
     specs: &[ChildSpec],
+    tantivy: Option<&TantivyPeer>,
     report: &mut LuceneReport,
 ) -> anyhow::Result<()> {
-    let mut total: Vec<Vec<f64>> = vec![Vec::new(); 3];
-    let mut own: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    let mut total: Vec<Vec<f64>> = vec![Vec::new(); report.engines.len()];
+    let mut own: Vec<Vec<f64>> = vec![Vec::new(); report.engines.len()];
     for round in 0..args.open_rounds.max(1) {
         let t = Instant::now();
         let index = heddle::Index::open(heddle_dir)?;
@@ -734,6 +834,15 @@ fn time_opens(
             let b = ChildFactory::new(spec.clone()).start()?;
             total[i + 1].push(b.process.started_in.as_secs_f64());
             own[i + 1].push(b.process.ready.open_ns as f64 / 1e9);
+        }
+        if let Some(t) = tantivy {
+            // In process, as heddle: the open is the engine's own.
+            let start = Instant::now();
+            let backend = t.factory.open(&t.dir)?;
+            let s = start.elapsed().as_secs_f64();
+            drop(backend);
+            total[3].push(s);
+            own[3].push(s);
         }
         eprintln!(
             "lucene: open round {}/{}",
@@ -748,17 +857,29 @@ fn time_opens(
     Ok(())
 }
 
-/// heddle-child against lucene (the like-for-like), and heddle against heddle-child (the
-/// protocol), query by query and per class; classes from heddle's index.
+/// The sequential pass query by query and per class.
+#[derive(Default)]
+struct PerQueryReports {
+    /// heddle-child against lucene.
+    like_for_like: Option<PerQueryReport>,
+    /// heddle in-process against heddle-child.
+    protocol: Option<PerQueryReport>,
+    /// heddle in-process against tantivy (with --tantivy).
+    tantivy: Option<PerQueryReport>,
+}
+
+/// heddle-child against lucene (the like-for-like), heddle against heddle-child (the
+/// protocol) and heddle against tantivy where it ran, query by query and per class;
+/// classes from heddle's index.
 fn per_query_reports(
     reports: &[SequentialReport],
     queries: &QueryCycle,
     passes: u64,
     heddle_dir: &Path,
-) -> anyhow::Result<(Option<PerQueryReport>, Option<PerQueryReport>)> {
+) -> anyhow::Result<PerQueryReports> {
     let find = |n: &str| reports.iter().find(|r| r.engine == n);
     let (Some(h), Some(c), Some(l)) = (find(HEDDLE), find(HEDDLE_CHILD), find(LUCENE)) else {
-        return Ok((None, None));
+        return Ok(PerQueryReports::default());
     };
     let index = heddle::Index::open(heddle_dir)?;
     let searcher = index.searcher();
@@ -793,7 +914,80 @@ fn per_query_reports(
         &[&h.per_query_median_us, &c.per_query_median_us],
         &shares,
     );
-    Ok((like, protocol))
+    let tantivy = find(TANTIVY).and_then(|t| {
+        per_query::report(
+            &[HEDDLE, TANTIVY],
+            passes,
+            &texts,
+            &[&h.per_query_median_us, &t.per_query_median_us],
+            &shares,
+        )
+    });
+    Ok(PerQueryReports {
+        like_for_like: like,
+        protocol,
+        tantivy,
+    })
+}
+
+/// tantivy beside the Lucene comparison (--tantivy): its index and its agreement with
+/// heddle, both exactly as `heddle-bench bench` makes them.
+struct TantivyPeer {
+    stats: BuildStats,
+    dir: PathBuf,
+    factory: Box<dyn BackendFactory>,
+    agreement: AgreementReport,
+}
+
+impl TantivyPeer {
+    /// Builds or reuses tantivy's index (and heddle's, which `bench` shares with this
+    /// comparison in matched analysis) and checks the two engines' answers.
+    fn prepare(args: &LuceneArgs, corpus: &Path) -> anyhow::Result<Self> {
+        ensure!(
+            args.analysis == Analysis::Matched,
+            "--tantivy runs with matched analysis only: natively, heddle's analyzer differs by peer"
+        );
+        let settings = args.as_tantivy_comparison();
+        compare::tantivy_bm25(&settings)?;
+        let built = compare::indexes(&settings, &[Engine::Heddle, Engine::Tantivy], corpus)?;
+        let agreement = compare::check_agreement(&settings, &built)?;
+        let (_, stats, _, dir) = built
+            .into_iter()
+            .find(|(engine, ..)| *engine == Engine::Tantivy)
+            .context("tantivy's index was not built")?;
+        Ok(TantivyPeer {
+            stats,
+            factory: Engine::Tantivy.factory(&dir, Analysis::Matched),
+            dir,
+            agreement,
+        })
+    }
+}
+
+impl LuceneArgs {
+    /// The settings `heddle-bench bench` would run the heddle–tantivy comparison with,
+    /// from this comparison's: the same corpus, working directory, threads and queries;
+    /// tantivy's segments matched to heddle's and its indexing memory at `bench`'s default.
+    fn as_tantivy_comparison(&self) -> CompareArgs {
+        CompareArgs {
+            corpus: self.corpus.clone(),
+            workdir: self.workdir.clone(),
+            analysis: self.analysis,
+            rebuild: self.rebuild,
+            index_threads: self.index_threads,
+            tantivy_memory_mib: compare::TANTIVY_MEMORY_MIB,
+            memory_mib: None,
+            segments: SegmentTarget::Matched,
+            sequential_samples: self.sequential_samples,
+            open_rounds: self.open_rounds,
+            open_only: false,
+            agreement_depth: self.agreement_depth,
+            allow_disagreement: self.allow_disagreement,
+            memory_requests: self.memory_requests,
+            compare_json: None,
+            bench: self.bench.clone(),
+        }
+    }
 }
 
 #[cfg(test)]
