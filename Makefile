@@ -227,6 +227,9 @@ compare: $(CORPUS)/corpus.jsonl $(QUERIES)
 # EnglishAnalyzer over the raw text (indexes under WORK/native-lucene); the agreement is
 # reported, not required, and every output is labelled NATIVE (the answers differ).
 # LUCENE_FLAGS="--agreement-only" stops after the agreement check.
+# make compare-all: the same with tantivy in this process as a fourth engine (heddle-bench
+# lucene --tantivy; matched analysis): heddle, tantivy and Lucene in one sequential pass and
+# one ladder, the table with heddle/tantivy beside the Lucene ratios.
 LUCENE_CACHE ?= $(HOME)/.cache/heddle/lucene
 LUCENE_JAR := $(LUCENE_CACHE)/pyserini-1.6.0/pyserini/resources/jars/anserini-1.7.1-fatjar.jar
 LUCENE_JAR_SHA256 := 183bf5b53c82441b249d475f66f73aaa3e7dedd8892dece747e3680a1fda34f3
@@ -237,7 +240,10 @@ LUCENE_FLAGS ?=
 # LADDER="--rates 500,750,1000,1500,2000" LUCENE_FLAGS="--max-others-cpu 2 --max-lag-ratio 1000"
 # (docs/RESULTS.md, "heddle against Lucene 9.9.1: timing").
 LUCENE_SAMPLES ?= 10000
-.PHONY: compare-lucene lucene-setup
+.PHONY: compare-lucene compare-all lucene-setup
+compare-all: LUCENE_FLAGS += --tantivy
+compare-all: compare-lucene
+
 lucene-setup:
 	@if ! command -v javac >/dev/null; then \
 		echo "compare-lucene: installing openjdk-17-jdk-headless with apt-get (javac is missing)"; \

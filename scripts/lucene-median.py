@@ -6,8 +6,8 @@ usage: lucene-median.py RUN.json...
 
 child/lucene: heddle-child over lucene, both through the child protocol (build and
 bytes: heddle's index, which heddle-child serves); heddle/child: heddle in-process over
-heddle-child (what the protocol adds). Class rows: the per-query medians' p50 and p99
-within each document-frequency class.
+heddle-child (what the protocol adds); with --tantivy, heddle/tantivy (both in process).
+Class rows: the per-query medians' p50 and p99 within each document-frequency class.
 """
 import json
 import statistics
@@ -49,6 +49,23 @@ def rows(r):
         a, b = row["us"][0]["p50"], row["us"][1]["p50"]
         out[f"protocol:   {row['class']} p50"] = (a, b, div(a, b))
     out["protocol: highest rate held /s (heddle, child)"] = (held(h), held(c), div(held(h), held(c)))
+    heap = (l.get("memory") or {}).get("heap") or {}
+    if heap:
+        out["lucene: GC collections, longest pause ms (memory rung)"] = (
+            heap.get("gc_count"), heap.get("longest_gc_millis"), None)
+    t = next((e for e in r["engines"] if e["engine"] == "tantivy"), None)
+    if t is not None:
+        out["tantivy: build s (heddle, tantivy)"] = (h["build_secs"], t["build_secs"], div(h["build_secs"], t["build_secs"]))
+        out["tantivy: index bytes"] = (h["index_bytes"], t["index_bytes"], div(h["index_bytes"], t["index_bytes"]))
+        for q in ("p50", "p99"):
+            a, b = h["sequential"]["latency_us"][q], t["sequential"]["latency_us"][q]
+            out[f"tantivy: sequential {q} µs (heddle, tantivy)"] = (a, b, div(a, b))
+        pt = r.get("per_query_tantivy") or {}
+        for row in pt.get("by_df", []):
+            for q in ("p50", "p99"):
+                a, b = row["us"][0][q], row["us"][1][q]
+                out[f"tantivy:   {row['class']} {q}"] = (a, b, div(a, b))
+        out["tantivy: highest rate held /s (heddle, tantivy)"] = (held(h), held(t), div(held(h), held(t)))
     return out
 
 
