@@ -492,30 +492,17 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
     if args.memory_requests > 0 {
         let rate = crate::compare::memory_rate(&ladder);
         report.memory_rate = Some(rate);
-        eprintln!("lucene: heddle: memory rung at {rate}/s in a fresh process");
-        let h = child::spawn_serve_rss(
-            Engine::Heddle,
-            &heddle_dir,
-            analysis,
-            &args.bench.queries,
-            rate,
-            args.memory_requests,
-            ladder.settings.threads,
-            ladder.settings.inflight,
-            args.bench.k,
-            args.bench.seed,
-        )?;
-        report.engines[0].memory = Some(ChildRss {
-            vm_hwm_kib: h.vm_hwm_kib,
-            rss_anon_kib: h.rss_anon_peak_kib,
-            rss_file_kib: h.rss_file_peak_kib,
-            heap: None,
-        });
-        if let Some(t) = &tantivy {
-            eprintln!("lucene: tantivy: memory rung at {rate}/s in a fresh process");
+        // The engines in this process, each measured in a process of its own.
+        let in_process = std::iter::once((Engine::Heddle, HEDDLE, heddle_dir.clone())).chain(
+            tantivy
+                .as_ref()
+                .map(|t| (Engine::Tantivy, TANTIVY, t.dir.clone())),
+        );
+        for (engine, name, dir) in in_process {
+            eprintln!("lucene: {name}: memory rung at {rate}/s in a fresh process");
             let m = child::spawn_serve_rss(
-                Engine::Tantivy,
-                &t.dir,
+                engine,
+                &dir,
                 analysis,
                 &args.bench.queries,
                 rate,
@@ -525,7 +512,7 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
                 args.bench.k,
                 args.bench.seed,
             )?;
-            if let Some(f) = report.engines.iter_mut().find(|f| f.engine == TANTIVY) {
+            if let Some(f) = report.engines.iter_mut().find(|f| f.engine == name) {
                 f.memory = Some(ChildRss {
                     vm_hwm_kib: m.vm_hwm_kib,
                     rss_anon_kib: m.rss_anon_peak_kib,
