@@ -27,28 +27,27 @@ def div(a, b):
     return a / b if a is not None and b else None
 
 
+def latency_rows(out, label, a, b, per_query, quantiles=("p50", "p99")):
+    """Engine a against engine b: the sequential pass, its classes (per_query's by_df,
+    whose columns are a then b) and the highest rate held, each as (a, b, a/b)."""
+    names = f"({a['engine']}, {b['engine']})"
+    for q in ("p50", "p99"):
+        x, y = a["sequential"]["latency_us"][q], b["sequential"]["latency_us"][q]
+        out[f"{label}sequential {q} µs {names}"] = (x, y, div(x, y))
+    for row in (per_query or {}).get("by_df", []):
+        for q in quantiles:
+            x, y = row["us"][0][q], row["us"][1][q]
+            out[f"{label}  {row['class']} {q}"] = (x, y, div(x, y))
+    out[f"{label}highest rate held /s {names}"] = (held(a), held(b), div(held(a), held(b)))
+
+
 def rows(r):
     h, c, l = eng(r, "heddle"), eng(r, "heddle-child"), eng(r, "lucene")
     out = {}
     out["build s (heddle, lucene)"] = (h["build_secs"], l["build_secs"], div(h["build_secs"], l["build_secs"]))
     out["index bytes"] = (h["index_bytes"], l["index_bytes"], div(h["index_bytes"], l["index_bytes"]))
-    for q in ("p50", "p99"):
-        a, b = c["sequential"]["latency_us"][q], l["sequential"]["latency_us"][q]
-        out[f"sequential {q} µs (child, lucene)"] = (a, b, div(a, b))
-    pq = r.get("per_query") or {}
-    for row in pq.get("by_df", []):
-        for q in ("p50", "p99"):
-            a, b = row["us"][0][q], row["us"][1][q]
-            out[f"  {row['class']} {q}"] = (a, b, div(a, b))
-    out["highest rate held /s"] = (held(c), held(l), div(held(c), held(l)))
-    for q in ("p50", "p99"):
-        a, b = h["sequential"]["latency_us"][q], c["sequential"]["latency_us"][q]
-        out[f"protocol: sequential {q} µs (heddle, child)"] = (a, b, div(a, b))
-    pp = r.get("per_query_protocol") or {}
-    for row in pp.get("by_df", []):
-        a, b = row["us"][0]["p50"], row["us"][1]["p50"]
-        out[f"protocol:   {row['class']} p50"] = (a, b, div(a, b))
-    out["protocol: highest rate held /s (heddle, child)"] = (held(h), held(c), div(held(h), held(c)))
+    latency_rows(out, "", c, l, r.get("per_query"))
+    latency_rows(out, "protocol: ", h, c, r.get("per_query_protocol"), quantiles=("p50",))
     heap = (l.get("memory") or {}).get("heap") or {}
     if heap:
         out["lucene: GC collections, longest pause ms (memory rung)"] = (
@@ -57,15 +56,7 @@ def rows(r):
     if t is not None:
         out["tantivy: build s (heddle, tantivy)"] = (h["build_secs"], t["build_secs"], div(h["build_secs"], t["build_secs"]))
         out["tantivy: index bytes"] = (h["index_bytes"], t["index_bytes"], div(h["index_bytes"], t["index_bytes"]))
-        for q in ("p50", "p99"):
-            a, b = h["sequential"]["latency_us"][q], t["sequential"]["latency_us"][q]
-            out[f"tantivy: sequential {q} µs (heddle, tantivy)"] = (a, b, div(a, b))
-        pt = r.get("per_query_tantivy") or {}
-        for row in pt.get("by_df", []):
-            for q in ("p50", "p99"):
-                a, b = row["us"][0][q], row["us"][1][q]
-                out[f"tantivy:   {row['class']} {q}"] = (a, b, div(a, b))
-        out["tantivy: highest rate held /s (heddle, tantivy)"] = (held(h), held(t), div(held(h), held(t)))
+        latency_rows(out, "tantivy: ", h, t, r.get("per_query_tantivy"))
     return out
 
 
