@@ -116,6 +116,28 @@ impl AgreementReport {
         self.agreeing_explained >= threshold
     }
 
+    /// The gate before anything is timed: passes at `threshold` (`None`: the agreement is
+    /// reported, never required), or, failing, goes on with a warning under
+    /// `allow_disagreement` and otherwise stops with the share of queries that differ
+    /// unexplained.
+    pub fn require(&self, threshold: Option<f64>, allow_disagreement: bool) -> anyhow::Result<()> {
+        let Some(threshold) = threshold.filter(|&t| !self.passes(t)) else {
+            return Ok(());
+        };
+        let (a, b) = &self.engines;
+        if allow_disagreement {
+            eprintln!(
+                "{a} and {b} DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
+            );
+            return Ok(());
+        }
+        anyhow::bail!(
+            "{a} and {b} disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison; see the exceptions above (--allow-disagreement to time them anyway)",
+            100.0 * (1.0 - self.agreeing_explained),
+            100.0 * (1.0 - threshold)
+        )
+    }
+
     fn recount(&mut self) {
         let count = |c: Class| self.per_query.iter().filter(|q| q.class == c).count();
         self.identical = count(Class::Identical);
@@ -399,6 +421,23 @@ pub fn render(r: &AgreementReport, threshold: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gate_stops_on_unexplained_differences_unless_allowed_or_unrequired() {
+        let mut r = report(("heddle", "lucene"), 10, 100, Vec::new());
+        // 80% agree strictly, 94% once the length code is counted: below a 95% bar.
+        r.agreeing = 0.80;
+        r.agreeing_explained = 0.94;
+        let error = r.require(Some(0.95), false).unwrap_err().to_string();
+        assert!(
+            error.contains("heddle and lucene disagree on 6.0% of the queries"),
+            "{error}"
+        );
+        assert!(r.require(Some(0.95), true).is_ok());
+        assert!(r.require(None, false).is_ok());
+        r.agreeing_explained = 0.95;
+        assert!(r.require(Some(0.95), false).is_ok());
+    }
 
     fn hits(v: &[(&str, f64)]) -> Vec<ScoredHit> {
         v.iter()

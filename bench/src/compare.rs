@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{Context, ensure};
 use clap::Args;
 use heddle_eval::bench::queries::QueryCycle;
 use heddle_eval::bench::report::BenchReport;
@@ -203,21 +203,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<CompareReport> {
         agreement_text = Some(agreement::render(&report, threshold));
         print!("{}", agreement_text.as_deref().unwrap_or_default());
         println!();
-        if let Some(t) = threshold
-            && !report.passes(t)
-        {
-            if args.allow_disagreement {
-                eprintln!(
-                    "compare: the engines DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
-                );
-            } else {
-                bail!(
-                    "the engines disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison; see the exceptions above (--allow-disagreement to time them anyway)",
-                    100.0 * (1.0 - report.agreeing),
-                    100.0 * (1.0 - t)
-                );
-            }
-        }
+        report.require(threshold, args.allow_disagreement)?;
         Some(report)
     } else {
         None

@@ -29,7 +29,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, bail, ensure};
+use anyhow::{Context, ensure};
 use clap::Args;
 use heddle::{Analyzer, Bm25Params};
 use heddle_eval::bench::ladder::{RungSpec, run_rung, warm_up};
@@ -290,39 +290,14 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         protocol_mismatches == 0,
         "heddle through the protocol answers differently from heddle in-process on {protocol_mismatches} queries: the protocol is broken"
     );
-    if let Some(threshold) = threshold
-        && !agreement.passes(threshold)
-    {
-        if args.allow_disagreement {
-            eprintln!(
-                "lucene: the engines DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
-            );
-        } else {
-            bail!(
-                "heddle and Lucene disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison (--allow-disagreement to time them anyway)",
-                100.0 * (1.0 - agreement.agreeing_explained),
-                100.0 * (1.0 - threshold)
-            );
-        }
-    }
+    agreement.require(threshold, args.allow_disagreement)?;
     if let Some(t) = &tantivy {
         print!(
             "{}",
             agreement::render(&t.agreement, Some(MATCHED_THRESHOLD))
         );
-        if !t.agreement.passes(MATCHED_THRESHOLD) {
-            if args.allow_disagreement {
-                eprintln!(
-                    "lucene: heddle and tantivy DISAGREE; going on because of --allow-disagreement: the figures below are not a speed comparison"
-                );
-            } else {
-                bail!(
-                    "heddle and tantivy disagree on {:.1}% of the queries (at most {:.0}% may): not a speed comparison (--allow-disagreement to time them anyway)",
-                    100.0 * (1.0 - t.agreement.agreeing),
-                    100.0 * (1.0 - MATCHED_THRESHOLD)
-                );
-            }
-        }
+        t.agreement
+            .require(Some(MATCHED_THRESHOLD), args.allow_disagreement)?;
     }
     let lucene_version = lucene_probe.process.ready.version.clone();
     drop(lucene_probe);
