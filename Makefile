@@ -235,13 +235,16 @@ LUCENE_JAR := $(LUCENE_CACHE)/pyserini-1.6.0/pyserini/resources/jars/anserini-1.
 LUCENE_JAR_SHA256 := 183bf5b53c82441b249d475f66f73aaa3e7dedd8892dece747e3680a1fda34f3
 LUCENE_CLASSES := bench/target/lucene-classes
 LUCENE_FLAGS ?=
+LUCENE_PEERS ?=
 # Requests per rung and queries per engine in the sequential pass (p99 needs 10,000). On a
 # busy machine the derived ladder refuses a disturbed calibration: name the rates, e.g.
 # LADDER="--rates 500,750,1000,1500,2000" LUCENE_FLAGS="--max-others-cpu 2 --max-lag-ratio 1000"
 # (docs/RESULTS.md, "heddle against Lucene 9.9.1: timing").
 LUCENE_SAMPLES ?= 10000
 .PHONY: compare-lucene compare-all lucene-setup
-compare-all: LUCENE_FLAGS += --tantivy
+# Its own variable, not LUCENE_FLAGS: a LUCENE_FLAGS given on the command line would
+# replace a target's addition to it and drop tantivy.
+compare-all: LUCENE_PEERS := --tantivy
 compare-all: compare-lucene
 
 lucene-setup:
@@ -265,7 +268,7 @@ compare-lucene: lucene-setup $(CORPUS)/corpus.jsonl $(QUERIES)
 		--lucene-classpath $(LUCENE_JAR):$(abspath $(LUCENE_CLASSES)) \
 		$(LADDER) --samples $(LUCENE_SAMPLES) --inflight 64 \
 		--sequential-samples $(LUCENE_SAMPLES) \
-		--json $(COMPARE_OUT)/lucene-ladder.json --compare-json $(COMPARE_OUT)/lucene.json $(LUCENE_FLAGS)
+		--json $(COMPARE_OUT)/lucene-ladder.json --compare-json $(COMPARE_OUT)/lucene.json $(LUCENE_PEERS) $(LUCENE_FLAGS)
 
 # heddle's approximate vector search against usearch's HNSW, in bench/ (issue 31;
 # docs/PERF.md, "heddle against a vector peer"): SciFact's real MiniLM vectors (make
