@@ -29,10 +29,6 @@ const BLOCK: usize = 32;
 /// Rows handed to one call: up to this many share each load of the head's keys and values.
 const GROUP: usize = 4;
 
-/// Runs of rows a head is cut into, per thread of the team (as for the products: the
-/// thread that is free first takes the next).
-const PARTS_A_THREAD: usize = 2;
-
 /// Writes `context` (rows × hidden): for every row of every text in `texts` (ranges of
 /// rows), each head's attention-weighted sum of the text's value rows. `qkv` is rows ×
 /// 3·hidden, a row's queries, keys and values side by side, heads `hidden / heads` wide.
@@ -73,11 +69,7 @@ fn attend_with(
         * hidden;
     let width = hidden / heads;
     crate::threads::with_current(|team| {
-        let parts = if work >= PARALLEL_MIN_WORK && team.threads() > 1 {
-            team.threads() * PARTS_A_THREAD
-        } else {
-            1
-        };
+        let parts = team.parts(work >= PARALLEL_MIN_WORK);
         for text in texts {
             assert!(text.end <= rows, "a text's rows run past the matrix");
             if text.is_empty() {

@@ -41,9 +41,6 @@ pub(crate) const BLOCK_BYTES: usize = 192 * 1024;
 /// Below this many multiply-adds a product runs on the calling thread alone: handing work
 /// to another thread costs microseconds.
 const PARALLEL_MIN_WORK: usize = 1 << 18;
-/// Ranges of panels a product is cut into, per thread: more than one, so that the thread
-/// that calls (or a helper already awake) takes the parts of a helper still waking up.
-const PARTS_A_THREAD: usize = 2;
 
 /// What is applied to the outputs after the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,19 +205,17 @@ impl PackedLinear {
 
 /// Runs `run` over the panels `0..panel_count` of a product of `work` multiply-adds: on
 /// the calling thread alone below [`PARALLEL_MIN_WORK`] or on a team of one, else as
-/// [`PARTS_A_THREAD`] contiguous ranges of panels a thread of the kernels' team (each
-/// range writes only its own columns).
+/// contiguous ranges of panels, as many as the kernels' team asks for (`Team::parts`;
+/// each range writes only its own columns).
 pub(crate) fn split_panels(
     work: usize,
     panel_count: usize,
     run: impl Fn(std::ops::Range<usize>) + Sync,
 ) {
     crate::threads::with_current(|team| {
-        let parts = if work >= PARALLEL_MIN_WORK && team.threads() > 1 {
-            (team.threads() * PARTS_A_THREAD).clamp(1, panel_count.max(1))
-        } else {
-            1
-        };
+        let parts = team
+            .parts(work >= PARALLEL_MIN_WORK)
+            .clamp(1, panel_count.max(1));
         if parts <= 1 {
             run(0..panel_count);
         } else {

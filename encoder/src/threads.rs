@@ -33,6 +33,10 @@ const SPIN: Duration = Duration::from_micros(200);
 /// Spins between two looks at the clock.
 const SPINS_A_CLOCK_READ: u32 = 64;
 
+/// Parts a job is cut into per thread of the team: more than one, so that the caller (or a
+/// helper already awake) takes the parts of a helper still waking up.
+const PARTS_A_THREAD: usize = 2;
+
 /// The size `set_kernel_threads` asked for (0: not set).
 static REQUESTED_THREADS: AtomicUsize = AtomicUsize::new(0);
 
@@ -174,6 +178,16 @@ impl Team {
         self.helpers.len() + 1
     }
 
+    /// How many parts to cut a job into: one (run it on the caller) when it is too small to
+    /// be worth handing over or there is no helper, else [`PARTS_A_THREAD`] a thread.
+    pub(crate) fn parts(&self, worth_splitting: bool) -> usize {
+        if worth_splitting && !self.helpers.is_empty() {
+            self.threads() * PARTS_A_THREAD
+        } else {
+            1
+        }
+    }
+
     /// Runs `f` with this team as the one the encoder's kernels use on this thread.
     pub fn install<R>(&self, f: impl FnOnce() -> R) -> R {
         struct Restore(*const Team);
@@ -188,10 +202,13 @@ impl Team {
 
     /// Runs `run(0)`, …, `run(parts - 1)`, each once, on the caller and any helper free to
     /// help, and returns when all are done. A panic in a part is raised again here after
-    /// every part has finished.
+    /// every part has finished. More than [`MAX_PARTS`] parts run on the caller alone.
     pub(crate) fn split(&self, parts: usize, run: &(dyn Fn(usize) + Sync)) {
-        let parts = parts.min(MAX_PARTS);
-        if parts <= 1 || self.helpers.is_empty() || self.busy.swap(true, Ordering::Acquire) {
+        if parts <= 1
+            || parts > MAX_PARTS
+            || self.helpers.is_empty()
+            || self.busy.swap(true, Ordering::Acquire)
+        {
             (0..parts).for_each(run);
             return;
         }
@@ -329,8 +346,8 @@ mod tests {
     fn every_part_runs_exactly_once_on_any_team() {
         for threads in [1, 2, 3] {
             let team = Team::new(threads);
-            for parts in [0, 1, 2, 7, 64] {
-                for _round in 0..50 {
+            for parts in [0, 1, 2, 7, 64, MAX_PARTS + 1] {
+                for _round in 0..if parts > 64 { 1 } else { 50 } {
                     let runs: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
                     team.split(parts, &|part| {
                         runs[part].fetch_add(1, Ordering::Relaxed);
@@ -394,6 +411,30 @@ mod tests {
             inner.iter().all(|(outer, ran_on)| outer == ran_on),
             "{inner:?}"
         );
+    }
+
+    #[test]
+    fn two_callers_at_once_each_get_every_part_once() {
+        let team = Team::new(2);
+        std::thread::scope(|scope| {
+            for caller in 0..2 {
+                let team = &team;
+                scope.spawn(move || {
+                    for round in 0..500 {
+                        let runs: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
+                        team.split(8, &|part| {
+                            runs[part].fetch_add(1, Ordering::Relaxed);
+                        });
+                        let counts: Vec<usize> =
+                            runs.iter().map(|r| r.load(Ordering::Relaxed)).collect();
+                        assert!(
+                            counts.iter().all(|&count| count == 1),
+                            "caller {caller}, round {round}: {counts:?}"
+                        );
+                    }
+                });
+            }
+        });
     }
 
     #[test]
