@@ -202,6 +202,9 @@ pub fn run(args: &LuceneArgs) -> anyhow::Result<LuceneReport> {
         "{}: no corpus.jsonl there",
         args.corpus.display()
     );
+    if args.tantivy {
+        TantivyPeer::check(args)?;
+    }
     let analysis = args.analysis;
     let label = analysis.label(Peer::Lucene);
     eprintln!("lucene: {label}");
@@ -902,15 +905,19 @@ struct TantivyPeer {
 }
 
 impl TantivyPeer {
-    /// Builds or reuses tantivy's index (and heddle's, which `bench` shares with this
-    /// comparison in matched analysis) and checks the two engines' answers.
-    fn prepare(args: &LuceneArgs, corpus: &Path) -> anyhow::Result<Self> {
+    /// Refuses settings tantivy cannot run with, before any index is built.
+    fn check(args: &LuceneArgs) -> anyhow::Result<()> {
         ensure!(
             args.analysis == Analysis::Matched,
             "--tantivy runs with matched analysis only: natively, heddle's analyzer differs by peer"
         );
+        compare::tantivy_bm25(&args.as_tantivy_comparison())
+    }
+
+    /// Builds or reuses tantivy's index (and heddle's, which `bench` shares with this
+    /// comparison in matched analysis) and checks the two engines' answers.
+    fn prepare(args: &LuceneArgs, corpus: &Path) -> anyhow::Result<Self> {
         let settings = args.as_tantivy_comparison();
-        compare::tantivy_bm25(&settings)?;
         let built = compare::indexes(&settings, &[Engine::Heddle, Engine::Tantivy], corpus)?;
         let agreement = compare::check_agreement(&settings, &built)?;
         let (_, stats, _, dir) = built
@@ -979,6 +986,27 @@ mod tests {
         ];
         argv.extend(extra);
         Wrapper::try_parse_from(argv).map(|w| w.args)
+    }
+
+    #[test]
+    fn tantivy_refuses_native_analysis_and_other_bm25_before_building_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus.jsonl");
+        std::fs::write(&corpus, "{\"_id\": \"1\", \"text\": \"a\"}\n").unwrap();
+        let workdir = dir.path().join("work");
+        for (extra, names) in [
+            (&["--analysis", "native"][..], "matched analysis only"),
+            (&["--k1", "0.9"][..], "tantivy's BM25 is fixed"),
+        ] {
+            let mut argv = vec!["--tantivy"];
+            argv.extend(extra);
+            let mut args = parse(&argv).unwrap();
+            args.corpus = corpus.clone();
+            args.workdir = workdir.clone();
+            let error = run(&args).unwrap_err().to_string();
+            assert!(error.contains(names), "{extra:?}: {error}");
+            assert!(!workdir.exists(), "{extra:?}: built before refusing");
+        }
     }
 
     #[test]
