@@ -342,22 +342,26 @@ fn help(shared: &Shared) {
 mod tests {
     use super::*;
 
+    /// Splits a job of `parts` parts on `team` and asserts that each ran exactly once.
+    fn split_and_count(team: &Team, parts: usize, context: &str) {
+        let runs: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
+        team.split(parts, &|part| {
+            runs[part].fetch_add(1, Ordering::Relaxed);
+        });
+        let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::Relaxed)).collect();
+        assert!(
+            counts.iter().all(|&count| count == 1),
+            "{context}, {parts} parts: {counts:?}"
+        );
+    }
+
     #[test]
     fn every_part_runs_exactly_once_on_any_team() {
         for threads in [1, 2, 3] {
             let team = Team::new(threads);
             for parts in [0, 1, 2, 7, 64, MAX_PARTS + 1] {
                 for _round in 0..if parts > 64 { 1 } else { 50 } {
-                    let runs: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
-                    team.split(parts, &|part| {
-                        runs[part].fetch_add(1, Ordering::Relaxed);
-                    });
-                    let counts: Vec<usize> =
-                        runs.iter().map(|r| r.load(Ordering::Relaxed)).collect();
-                    assert!(
-                        counts.iter().all(|&count| count == 1),
-                        "{threads} threads, {parts} parts: {counts:?}"
-                    );
+                    split_and_count(&team, parts, &format!("{threads} threads"));
                 }
             }
         }
@@ -421,16 +425,7 @@ mod tests {
                 let team = &team;
                 scope.spawn(move || {
                     for round in 0..500 {
-                        let runs: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
-                        team.split(8, &|part| {
-                            runs[part].fetch_add(1, Ordering::Relaxed);
-                        });
-                        let counts: Vec<usize> =
-                            runs.iter().map(|r| r.load(Ordering::Relaxed)).collect();
-                        assert!(
-                            counts.iter().all(|&count| count == 1),
-                            "caller {caller}, round {round}: {counts:?}"
-                        );
+                        split_and_count(team, 8, &format!("caller {caller}, round {round}"));
                     }
                 });
             }
