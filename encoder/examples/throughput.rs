@@ -20,7 +20,9 @@
 //! with `--batch` above 1 it is the call's, shared by the batch. Quantiles are nearest-rank
 //! (the smallest latency at or above the fraction), as scripts/encoder-anchor.py takes them.
 //! `--precision int8` loads the model with its linear layers in int8 (`Precision::Int8`)
-//! instead of f32. `--json OUT` appends one JSON object a run (a thread count) to OUT.
+//! instead of f32. `--json OUT` appends one JSON object a run (a thread count) to OUT;
+//! `--per-text OUT.tsv` appends one line a call: threads, the index of its first text, its
+//! word pieces and its latency in ms.
 
 use std::io::{BufRead, Write};
 use std::num::NonZeroUsize;
@@ -41,10 +43,12 @@ struct Options {
     kernel_threads: NonZeroUsize,
     precision: Precision,
     json: Option<PathBuf>,
+    per_text: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: throughput CORPUS.jsonl | --queries QUERIES.jsonl [--qrels TSV] \
-[--limit N] [--threads 1,2] [--batch N] [--kernel-threads N] [--precision f32|int8] [--json OUT]";
+[--limit N] [--threads 1,2] [--batch N] [--kernel-threads N] [--precision f32|int8] [--json OUT] \
+[--per-text OUT.tsv]";
 
 fn parse_options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
@@ -58,6 +62,7 @@ fn parse_options() -> Result<Options, String> {
         kernel_threads: NonZeroUsize::MIN,
         precision: Precision::F32,
         json: None,
+        per_text: None,
     };
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
         let value = value.ok_or(format!("{flag} needs a value"))?;
@@ -96,6 +101,9 @@ fn parse_options() -> Result<Options, String> {
             }
             "--qrels" => options.qrels = Some(args.next().ok_or("--qrels needs a file")?.into()),
             "--json" => options.json = Some(args.next().ok_or("--json needs a file")?.into()),
+            "--per-text" => {
+                options.per_text = Some(args.next().ok_or("--per-text needs a file")?.into())
+            }
             "-h" | "--help" => return Err(USAGE.to_string()),
             _ if options.corpus.as_os_str().is_empty() && !arg.starts_with('-') => {
                 options.corpus = arg.into()
@@ -177,13 +185,13 @@ fn quantile(sorted: &[Duration], fraction: f64) -> Duration {
 }
 
 /// Encodes every text with `threads` workers; returns the elapsed time and each call's
-/// latency.
+/// latency with the index of its batch, in the order the calls ended.
 fn run(
     encoder: &Encoder,
     texts: &[&str],
     threads: usize,
     batch: usize,
-) -> Result<(Duration, Vec<Duration>), String> {
+) -> Result<(Duration, Vec<(usize, Duration)>), String> {
     let next_batch = AtomicUsize::new(0);
     let encoded = AtomicUsize::new(0);
     let latencies = Mutex::new(Vec::with_capacity(texts.len()));
@@ -195,8 +203,8 @@ fn run(
                 scope.spawn(|| -> Result<(), String> {
                     let mut own = Vec::new();
                     loop {
-                        let Some(texts) = batches.get(next_batch.fetch_add(1, Ordering::Relaxed))
-                        else {
+                        let index = next_batch.fetch_add(1, Ordering::Relaxed);
+                        let Some(texts) = batches.get(index) else {
                             latencies.lock().map_err(|_| "poisoned")?.extend(own);
                             return Ok(());
                         };
@@ -204,7 +212,7 @@ fn run(
                         encoder
                             .encode_batch(texts)
                             .map_err(|error| error.to_string())?;
-                        own.push(call.elapsed());
+                        own.push((index, call.elapsed()));
                         encoded.fetch_add(texts.len(), Ordering::Relaxed);
                     }
                 })
@@ -232,9 +240,43 @@ fn run(
             .try_for_each(|worker| worker.join().map_err(|_| "a worker panicked".to_string())?)
     })?;
     let elapsed = start.elapsed();
-    let mut latencies = latencies.into_inner().map_err(|_| "poisoned")?;
-    latencies.sort();
-    Ok((elapsed, latencies))
+    Ok((elapsed, latencies.into_inner().map_err(|_| "poisoned")?))
+}
+
+/// Appends one line a call to `path`: threads, the call's first text (its place in the
+/// order encoded), the call's word pieces, its latency in ms. For finding where a quantile's
+/// time goes (by length, by text), beside another runtime's own per-text figures.
+fn write_per_text(
+    path: &PathBuf,
+    encoder: &Encoder,
+    texts: &[&str],
+    batch: usize,
+    threads: usize,
+    calls: &[(usize, Duration)],
+) -> Result<(), String> {
+    let failed = |error: std::io::Error| format!("{}: {error}", path.display());
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(failed)?;
+    let mut out = std::io::BufWriter::new(file);
+    for &(index, latency) in calls {
+        let mut pieces = 0;
+        for text in &texts[index * batch..((index + 1) * batch).min(texts.len())] {
+            pieces += encoder
+                .token_count(text)
+                .map_err(|error| error.to_string())?;
+        }
+        writeln!(
+            out,
+            "{threads}\t{}\t{pieces}\t{:.4}",
+            index * batch,
+            latency.as_secs_f64() * 1e3
+        )
+        .map_err(failed)?;
+    }
+    out.flush().map_err(failed)
 }
 
 fn main() {
@@ -291,7 +333,12 @@ fn main() {
             options.precision.name()
         );
         for &threads in &options.threads {
-            let (elapsed, latencies) = run(&encoder, &texts, threads, options.batch)?;
+            let (elapsed, calls) = run(&encoder, &texts, threads, options.batch)?;
+            if let Some(path) = &options.per_text {
+                write_per_text(path, &encoder, &texts, options.batch, threads, &calls)?;
+            }
+            let mut latencies: Vec<Duration> = calls.iter().map(|&(_, latency)| latency).collect();
+            latencies.sort();
             let elapsed = elapsed.as_secs_f64();
             let per_second = texts.len() as f64 / elapsed;
             let milliseconds = |duration: Duration| duration.as_secs_f64() * 1e3;
