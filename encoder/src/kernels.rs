@@ -12,17 +12,25 @@
 //! 2e-7·max(|x|, 1) of the exact one (the tests below measure both against f64), far inside
 //! the fidelity bar (cosine ≥ 0.9999 against sentence-transformers).
 
-/// Defines `$name`, which runs `body` compiled for AVX2 where the CPU has it (eight lanes
-/// instead of SSE2's four), and `$portable`, the body as built. Both compile the same IEEE
-/// operations (Rust never fuses a multiply and an add, and AVX2 does not enable FMA), so
-/// both give the same bits; a test holds them to that.
+/// Defines `$name`, which runs `body` compiled for the widest vectors the CPU has: AVX-512F's
+/// sixteen lanes, else AVX2's eight, else SSE2's four (`$portable`, the body as built). All
+/// three compile the same IEEE operations (Rust never fuses a multiply and an add, and no
+/// build enables contraction), so all give the same bits; a test holds them to that. The
+/// sixteen lanes halve the instructions of the map steps; the reductions keep their eight
+/// partial results (`LANES`), so that their order, and so their bits, do not change.
 macro_rules! with_widest_vectors {
     ($name:ident, $portable:ident, ($($arg:ident : $ty:ty),*) $body:block) => {
         pub(crate) fn $name($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
+                #[target_feature(enable = "avx512f")]
+                fn widest($($arg: $ty),*) $body
                 #[target_feature(enable = "avx2")]
                 fn wide($($arg: $ty),*) $body
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F, the one feature `widest` was compiled for.
+                    return unsafe { widest($($arg),*) };
+                }
                 if std::arch::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU has AVX2, the one feature `wide` was compiled for.
                     return unsafe { wide($($arg),*) };
@@ -280,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn the_avx2_path_and_the_portable_one_give_the_same_bits() {
+    fn the_dispatched_path_and_the_portable_one_give_the_same_bits() {
         let values: Vec<f32> = (0..64 * 61)
             .map(|i| ((i * 7919) % 4001) as f32 / 131.0 - 15.0)
             .collect();
