@@ -12,14 +12,25 @@
 //! batch of texts is their rows one after another, each attending only to its own, so there
 //! is no padding and no mask. The queries arrive already scaled by 1/√head_width (folded
 //! into the query weights at load).
+//!
+//! With more than one kernel thread (`threads`), a long text shares out its rows, head after
+//! head; a query-sized text, too few rows to share, shares out its heads instead. Either
+//! way each output is the same sum in the same order, so the bits do not depend on the
+//! threads.
 
 use std::ops::Range;
 
 use std::sync::{Mutex, PoisonError};
 
-/// Below this many multiply-adds (all rows, all heads) attention runs on the calling
-/// thread: for a query's 10–40 rows it is a few microseconds of work.
+use crate::threads::Team;
+
+/// From this many multiply-adds of a text's scores (all rows, all heads) on, its rows are
+/// shared out between the kernel threads, head after head.
 const PARALLEL_MIN_WORK: usize = 1 << 20;
+/// From this many on (and below `PARALLEL_MIN_WORK`), its heads are shared out instead: a
+/// query's 10–50 rows are too few groups to share, but its twelve heads are not, and while
+/// the caller ran attention alone the other thread waited for the next product.
+const HEADS_PARALLEL_MIN_WORK: usize = 1 << 15;
 
 /// Scores, or a head's output columns, summed together in registers: 32 floats, four AVX2
 /// registers of sums, enough independent adds to hide their latency (two AVX-512 ones are
@@ -62,74 +73,183 @@ fn attend_with(
         heads > 0 && hidden.is_multiple_of(heads),
         "heads do not divide hidden"
     );
-    let work: usize = texts
-        .iter()
-        .map(|text| text.len() * text.len())
-        .sum::<usize>()
-        * hidden;
-    let width = hidden / heads;
+    let shape = Shape {
+        qkv,
+        hidden,
+        width: hidden / heads,
+    };
     crate::threads::with_current(|team| {
-        let parts = team.parts(work >= PARALLEL_MIN_WORK);
         for text in texts {
             assert!(text.end <= rows, "a text's rows run past the matrix");
             if text.is_empty() {
                 continue;
             }
             let rows_of_text = &mut context[text.start * hidden..text.end * hidden];
-            let mut keys_by_dimension = vec![0.0f32; width * text.len()];
-            let mut values_of_head = vec![0.0f32; text.len() * width];
-            for head in 0..heads {
-                // The head's keys transposed (dimension-major), so that a row's scores are
-                // `width` sweeps over contiguous keys instead of one short dot product a key.
-                let at = hidden + head * width;
-                for (position, row) in text.clone().enumerate() {
-                    let key = &qkv[row * stride + at..row * stride + at + width];
-                    for (dimension, &value) in key.iter().enumerate() {
-                        keys_by_dimension[dimension * text.len() + position] = value;
-                    }
-                }
-                // And its values side by side: in place they are rows 3·hidden apart, and every
-                // row of the text reads all of them.
-                let value_at = 2 * hidden + head * width;
-                for (row, value) in text.clone().zip(values_of_head.chunks_exact_mut(width)) {
-                    value.copy_from_slice(&qkv[row * stride + value_at..][..width]);
-                }
-                let view = Head {
-                    qkv,
-                    hidden,
-                    width,
-                    head,
-                    keys: &keys_by_dimension,
-                    values: &values_of_head,
-                };
-                // The text's rows in runs of whole groups, one run a part.
-                let groups = text.len().div_ceil(GROUP);
-                let parts_here = parts.clamp(1, groups);
-                let groups_a_part = groups.div_ceil(parts_here);
-                // Groups from `first_group` on, their output rows in `out`.
-                let run = |first_group: usize, out: &mut [f32]| {
-                    let mut scores = vec![0.0; GROUP * text.len()];
-                    for (index, rows) in out.chunks_mut(GROUP * hidden).enumerate() {
-                        let row = text.start + (first_group + index) * GROUP;
-                        kernel(&view, row, &mut scores, rows);
-                    }
-                };
-                if parts_here <= 1 {
-                    run(0, rows_of_text);
-                } else {
-                    // Each part locks only its own run, so the locks are never contended.
-                    let runs: Vec<Mutex<&mut [f32]>> = rows_of_text
-                        .chunks_mut(groups_a_part * GROUP * hidden)
-                        .map(Mutex::new)
-                        .collect();
-                    team.split(runs.len(), &|part| {
-                        let mut out = runs[part].lock().unwrap_or_else(PoisonError::into_inner);
-                        run(part * groups_a_part, &mut out);
-                    });
+            let work = text.len() * text.len() * hidden;
+            let by_rows = team.parts(work >= PARALLEL_MIN_WORK);
+            let by_heads = team.parts(work >= HEADS_PARALLEL_MIN_WORK).min(heads);
+            if by_rows > 1 {
+                attend_split_by_rows(kernel, team, &shape, heads, text, by_rows, rows_of_text);
+            } else if by_heads > 1 {
+                attend_split_by_heads(kernel, team, &shape, heads, text, by_heads, rows_of_text);
+            } else {
+                let mut scratch = HeadScratch::new(shape.width, text.len());
+                for head in 0..heads {
+                    let view = scratch.view(&shape, head, text, head * shape.width, hidden);
+                    run_groups(kernel, &view, text.start, rows_of_text);
                 }
             }
         }
     })
+}
+
+/// What every head of a forward pass shares: the fused product and its widths.
+struct Shape<'a> {
+    /// rows × 3·hidden: a row's queries, keys and values side by side.
+    qkv: &'a [f32],
+    hidden: usize,
+    /// Columns a head (`hidden / heads`).
+    width: usize,
+}
+
+/// One head's keys and values, laid out as the kernels read them, reused head after head.
+struct HeadScratch {
+    keys_by_dimension: Vec<f32>,
+    values_of_head: Vec<f32>,
+}
+
+impl HeadScratch {
+    fn new(width: usize, positions: usize) -> Self {
+        HeadScratch {
+            keys_by_dimension: vec![0.0; width * positions],
+            values_of_head: vec![0.0; positions * width],
+        }
+    }
+
+    /// Fills the scratch with head `head` of `text` and returns the kernels' view of it,
+    /// writing the head's output at column `out_at` of rows `out_width` wide.
+    fn view<'a>(
+        &'a mut self,
+        shape: &Shape<'a>,
+        head: usize,
+        text: &Range<usize>,
+        out_at: usize,
+        out_width: usize,
+    ) -> Head<'a> {
+        let (stride, width) = (3 * shape.hidden, shape.width);
+        // The head's keys transposed (dimension-major), so that a row's scores are `width`
+        // sweeps over contiguous keys instead of one short dot product a key.
+        let at = shape.hidden + head * width;
+        for (position, row) in text.clone().enumerate() {
+            let key = &shape.qkv[row * stride + at..row * stride + at + width];
+            for (dimension, &value) in key.iter().enumerate() {
+                self.keys_by_dimension[dimension * text.len() + position] = value;
+            }
+        }
+        // And its values side by side: in place they are rows 3·hidden apart, and every row
+        // of the text reads all of them.
+        let value_at = 2 * shape.hidden + head * width;
+        for (row, value) in text
+            .clone()
+            .zip(self.values_of_head.chunks_exact_mut(width))
+        {
+            value.copy_from_slice(&shape.qkv[row * stride + value_at..][..width]);
+        }
+        Head {
+            qkv: shape.qkv,
+            hidden: shape.hidden,
+            width,
+            head,
+            out_at,
+            out_width,
+            keys: &self.keys_by_dimension,
+            values: &self.values_of_head,
+        }
+    }
+}
+
+/// The head's output for the rows of `out` (each `head.out_width` wide), the text's rows
+/// from `first_row` on, a group of rows a kernel call.
+fn run_groups(kernel: RowsKernel, head: &Head<'_>, first_row: usize, out: &mut [f32]) {
+    let positions = head.values.len() / head.width;
+    let mut scores = vec![0.0; GROUP * positions];
+    for (index, rows) in out.chunks_mut(GROUP * head.out_width).enumerate() {
+        kernel(head, first_row + index * GROUP, &mut scores, rows);
+    }
+}
+
+/// A long text: each head's rows in runs of whole groups, one run a part, head after head.
+fn attend_split_by_rows(
+    kernel: RowsKernel,
+    team: &Team,
+    shape: &Shape<'_>,
+    heads: usize,
+    text: &Range<usize>,
+    parts: usize,
+    rows_of_text: &mut [f32],
+) {
+    let hidden = shape.hidden;
+    let groups = text.len().div_ceil(GROUP);
+    let groups_a_part = groups.div_ceil(parts.clamp(1, groups));
+    let mut scratch = HeadScratch::new(shape.width, text.len());
+    for head in 0..heads {
+        let view = scratch.view(shape, head, text, head * shape.width, hidden);
+        // Each part locks only its own run, so the locks are never contended.
+        let runs: Vec<Mutex<&mut [f32]>> = rows_of_text
+            .chunks_mut(groups_a_part * GROUP * hidden)
+            .map(Mutex::new)
+            .collect();
+        team.split(runs.len(), &|part| {
+            let mut out = runs[part].lock().unwrap_or_else(PoisonError::into_inner);
+            run_groups(
+                kernel,
+                &view,
+                text.start + part * groups_a_part * GROUP,
+                &mut out,
+            );
+        });
+    }
+}
+
+/// A short text: too few rows to share out, so the heads are shared out instead, a run of
+/// heads a part. A part writes its heads' columns of every row into rows of its own, which
+/// are then copied into the text's rows: heads' columns interleave within a row, and no
+/// two parts may hold the same row.
+fn attend_split_by_heads(
+    kernel: RowsKernel,
+    team: &Team,
+    shape: &Shape<'_>,
+    heads: usize,
+    text: &Range<usize>,
+    parts: usize,
+    rows_of_text: &mut [f32],
+) {
+    let (hidden, width) = (shape.hidden, shape.width);
+    let heads_of = |part: usize| heads * part / parts..heads * (part + 1) / parts;
+    let outputs: Vec<Mutex<Vec<f32>>> = (0..parts)
+        .map(|part| Mutex::new(vec![0.0; text.len() * heads_of(part).len() * width]))
+        .collect();
+    team.split(parts, &|part| {
+        let mut out = outputs[part].lock().unwrap_or_else(PoisonError::into_inner);
+        let own = heads_of(part);
+        let out_width = own.len() * width;
+        let mut scratch = HeadScratch::new(width, text.len());
+        for (index, head) in own.enumerate() {
+            let view = scratch.view(shape, head, text, index * width, out_width);
+            run_groups(kernel, &view, text.start, &mut out);
+        }
+    });
+    for (part, out) in outputs.into_iter().enumerate() {
+        let out = out.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let own = heads_of(part);
+        let columns = own.start * width..own.end * width;
+        for (row, part_row) in rows_of_text
+            .chunks_exact_mut(hidden)
+            .zip(out.chunks_exact(columns.len()))
+        {
+            row[columns.clone()].copy_from_slice(part_row);
+        }
+    }
 }
 
 /// One head of one text, as every row of the text reads it.
@@ -140,6 +260,10 @@ struct Head<'a> {
     /// Columns a head (`hidden / heads`).
     width: usize,
     head: usize,
+    /// Where the head's `width` output columns start in a row of the output.
+    out_at: usize,
+    /// The width of a row of the output: `hidden`, or a part's share of the heads.
+    out_width: usize,
     /// The head's keys, dimension-major: `width` runs of the text's length.
     keys: &'a [f32],
     /// The head's values, the text's length × `width`, row-major.
@@ -168,8 +292,7 @@ fn attend_rows(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn attend_rows_avx512(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut [f32]) {
-    let hidden = head.hidden;
-    if out.len() == 4 * hidden {
+    if out.len() == 4 * head.out_width {
         // SAFETY: the CPU has AVX-512F (this function's own feature).
         unsafe { avx512::four_rows(head, first_row, scores, out) };
     } else {
@@ -187,7 +310,7 @@ fn attend_rows_avx2(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: 
 
 #[inline(always)]
 fn one_row_at_a_time(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut [f32]) {
-    for (offset, out) in out.chunks_exact_mut(head.hidden).enumerate() {
+    for (offset, out) in out.chunks_exact_mut(head.out_width).enumerate() {
         one_row(head, first_row + offset, scores, out);
     }
 }
@@ -218,7 +341,7 @@ fn one_row(head: &Head<'_>, row: usize, scores: &mut [f32], out: &mut [f32]) {
     crate::kernels::softmax_rows(scores, count);
     // The weighted sum of the value rows, likewise a block of the head's columns at a time
     // in registers, each column summed over the rows in order.
-    let head_out = &mut out[head.head * width..(head.head + 1) * width];
+    let head_out = &mut out[head.out_at..head.out_at + width];
     let whole = width - width % BLOCK;
     for start in (0..whole).step_by(BLOCK) {
         let mut sums = [0.0f32; BLOCK];
@@ -290,9 +413,9 @@ mod avx512 {
         out: &mut [f32],
     ) {
         const _: () = assert!(BLOCK == 32, "a block is two 16-lane registers");
-        let (hidden, width) = (head.hidden, head.width);
+        let (out_width, width) = (head.out_width, head.width);
         let count = head.values.len() / width;
-        assert!(out.len() == 4 * hidden && scores.len() >= 4 * count);
+        assert!(out.len() == 4 * out_width && scores.len() >= 4 * count);
         assert!(head.keys.len() == width * count && head.values.len() == count * width);
         let queries: [&[f32]; 4] = std::array::from_fn(|r| head.query(first_row + r));
         let scores = &mut scores[..4 * count];
@@ -325,7 +448,7 @@ mod avx512 {
             head.scores_from(query, row_scores, whole);
         }
         crate::kernels::softmax_rows(scores, count);
-        let at = head.head * width;
+        let at = head.out_at;
         let whole = width - width % BLOCK;
         let values = head.values.as_ptr();
         for start in (0..whole).step_by(BLOCK) {
@@ -343,7 +466,7 @@ mod avx512 {
                 }
             }
             for (r, sums) in sums.iter().enumerate() {
-                let to = &mut out[r * hidden + at + start..r * hidden + at + start + BLOCK];
+                let to = &mut out[r * out_width + at + start..r * out_width + at + start + BLOCK];
                 // SAFETY: `to` is 32 floats.
                 unsafe {
                     _mm512_storeu_ps(to.as_mut_ptr(), sums[0]);
@@ -352,7 +475,7 @@ mod avx512 {
             }
         }
         for (r, weights) in scores.chunks_exact(count).enumerate() {
-            let head_out = &mut out[r * hidden + at..r * hidden + at + width];
+            let head_out = &mut out[r * out_width + at..r * out_width + at + width];
             head.outputs_from(weights, head_out, whole);
         }
     }
@@ -493,27 +616,60 @@ mod tests {
         }
     }
 
+    /// `attend` over `texts` (of `rows` rows in all, 384 wide in 12 heads) on a team of
+    /// `threads`.
+    fn attend_on(threads: usize, qkv: &[f32], heads: usize, texts: &[Range<usize>]) -> Vec<f32> {
+        let hidden = 384;
+        let rows = qkv.len() / (3 * hidden);
+        let team = crate::threads::Team::new(threads);
+        let mut context = vec![f32::NAN; rows * hidden];
+        team.install(|| attend(qkv, hidden, heads, texts, &mut context));
+        context
+    }
+
+    fn sample_qkv(rows: usize) -> Vec<f32> {
+        (0..rows * 3 * 384)
+            .map(|i| ((i * 104_729) % 2003) as f32 / 2003.0 - 0.5)
+            .collect()
+    }
+
     #[test]
     fn parallel_rows_give_the_same_bits() {
-        let (hidden, heads, rows) = (384, 12, 96);
-        let qkv: Vec<f32> = (0..rows * 3 * hidden)
-            .map(|i| ((i * 104_729) % 2003) as f32 / 2003.0 - 0.5)
-            .collect();
-        let run = |threads: usize| {
-            let team = crate::threads::Team::new(threads);
-            let mut context = vec![0.0; rows * hidden];
-            let whole = 0..rows;
-            team.install(|| {
-                attend(
-                    &qkv,
-                    hidden,
-                    heads,
-                    std::slice::from_ref(&whole),
-                    &mut context,
-                )
-            });
-            context
-        };
-        assert_eq!(run(2), run(1));
+        // 96 rows: 96² · 384 multiply-adds, past PARALLEL_MIN_WORK, so the rows are shared.
+        const _: () = assert!(96 * 96 * 384 >= PARALLEL_MIN_WORK);
+        let qkv = sample_qkv(96);
+        let whole = std::slice::from_ref(&(0..96));
+        assert_eq!(attend_on(2, &qkv, 12, whole), attend_on(1, &qkv, 12, whole));
+    }
+
+    #[test]
+    fn parallel_heads_give_the_same_bits() {
+        // Query-sized texts (between HEADS_PARALLEL_MIN_WORK and PARALLEL_MIN_WORK), so the
+        // heads are shared out: 12 heads in 4 and in 6 parts, 2 heads in fewer parts than
+        // the team offers, and a batch with a text too short to share and an empty one.
+        const _: () =
+            assert!(HEADS_PARALLEL_MIN_WORK <= 24 * 24 * 384 && 35 * 35 * 384 < PARALLEL_MIN_WORK);
+        const _: () = assert!(3 * 3 * 384 < HEADS_PARALLEL_MIN_WORK);
+        let qkv = sample_qkv(70);
+        let one_text = std::slice::from_ref(&(0..24));
+        let batch = [0..3, 3..27, 27..27, 27..70];
+        for texts in [one_text, &batch] {
+            for heads in [12, 2] {
+                let alone = attend_on(1, &qkv, heads, texts);
+                for threads in [2, 3] {
+                    assert_eq!(
+                        attend_on(threads, &qkv, heads, texts)
+                            .iter()
+                            .map(|value| value.to_bits())
+                            .collect::<Vec<_>>(),
+                        alone
+                            .iter()
+                            .map(|value| value.to_bits())
+                            .collect::<Vec<_>>(),
+                        "{threads} threads, {heads} heads, texts {texts:?}"
+                    );
+                }
+            }
+        }
     }
 }
