@@ -397,11 +397,16 @@ mod avx512 {
 
     use super::{BLOCK, Head};
 
-    /// Four rows' output for the head (`out` is 4 × hidden), the same sums in the same order
-    /// as `one_row`'s (a multiply, then an add: no FMA, so the same bits). The four rows share
-    /// each load of keys and values, and their 4 × 2 registers of sums are eight independent
-    /// chains of adds: one row's two chains were bound by the adds' latency, so AVX-512's
-    /// lanes alone ran attention no faster than AVX2's.
+    /// Four rows' output for the head (`out` is 4 × hidden): the same sums in the same order
+    /// as `one_row`'s, each step one fused multiply-add (one rounding where `one_row` rounds
+    /// twice, so the last bits may differ from its; a test holds both to the exact sums).
+    /// The fused steps are half the instructions: a document's attention was bound by the
+    /// separate multiplies and adds. The four rows share each load of keys and values, and
+    /// their 4 × 2 registers of sums are eight independent chains: one row's two chains
+    /// were bound by the latency of their steps, so AVX-512's lanes alone ran attention no
+    /// faster than AVX2's. Which rows take this path depends only on a row's place in its
+    /// text (whole groups of four from the text's first row), so a text's bits do not
+    /// depend on the texts around it or on the threads.
     ///
     /// # Safety
     /// The CPU must have AVX-512F.
@@ -431,8 +436,8 @@ mod avx512 {
                 };
                 for (sums, query) in sums.iter_mut().zip(&queries) {
                     let q = _mm512_set1_ps(query[dimension]);
-                    sums[0] = _mm512_add_ps(sums[0], _mm512_mul_ps(q, low));
-                    sums[1] = _mm512_add_ps(sums[1], _mm512_mul_ps(q, high));
+                    sums[0] = _mm512_fmadd_ps(q, low, sums[0]);
+                    sums[1] = _mm512_fmadd_ps(q, high, sums[1]);
                 }
             }
             for (r, sums) in sums.iter().enumerate() {
@@ -461,8 +466,8 @@ mod avx512 {
                 };
                 for (r, sums) in sums.iter_mut().enumerate() {
                     let weight = _mm512_set1_ps(scores[r * count + position]);
-                    sums[0] = _mm512_add_ps(sums[0], _mm512_mul_ps(weight, low));
-                    sums[1] = _mm512_add_ps(sums[1], _mm512_mul_ps(weight, high));
+                    sums[0] = _mm512_fmadd_ps(weight, low, sums[0]);
+                    sums[1] = _mm512_fmadd_ps(weight, high, sums[1]);
                 }
             }
             for (r, sums) in sums.iter().enumerate() {
@@ -573,35 +578,30 @@ mod tests {
         out
     }
 
-    #[test]
-    fn blocked_sums_give_the_bits_of_plain_ones() {
-        // Heads 40 wide (one block of columns and 8 left over) and texts of 1, 33 and 70
-        // rows (no whole block of scores, one and a row, two and six; eight groups of four
-        // rows and one left, seventeen and two), and an empty one. Every kernel this CPU
-        // runs, not only the one `attend` picks.
-        let (hidden, heads) = (80, 2);
-        let texts = [0..1, 1..34, 34..104, 104..104];
-        let rows = 104;
-        let qkv: Vec<f32> = (0..rows * 3 * hidden)
+    /// Texts for the kernel tests, 80 wide in 2 heads: heads 40 wide (one block of columns
+    /// and 8 left over) and texts of 1, 33 and 70 rows (no whole block of scores, one and a
+    /// row, two and six; eight groups of four rows and one left, seventeen and two), and an
+    /// empty one.
+    fn kernel_case() -> (usize, usize, [Range<usize>; 4], Vec<f32>) {
+        let (hidden, heads, rows) = (80, 2, 104);
+        let qkv = (0..rows * 3 * hidden)
             .map(|i| ((i * 7919) % 2003) as f32 / 2003.0 - 0.5)
             .collect();
-        let mut kernels: Vec<(&str, RowsKernel)> =
-            vec![("dispatched", attend_rows), ("portable", one_row_at_a_time)];
+        (hidden, heads, [0..1, 1..34, 34..104, 104..104], qkv)
+    }
+
+    #[test]
+    fn blocked_sums_give_the_bits_of_plain_ones() {
+        // Every unfused kernel this CPU runs, not only the one `attend` picks.
+        let (hidden, heads, texts, qkv) = kernel_case();
+        let mut kernels: Vec<(&str, RowsKernel)> = vec![("portable", one_row_at_a_time)];
         #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: only where the CPU has AVX2.
-                kernels.push(("avx2", |h, r, s, o| unsafe { attend_rows_avx2(h, r, s, o) }));
-            }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: only where the CPU has AVX-512F.
-                kernels.push(("avx512", |h, r, s, o| unsafe {
-                    attend_rows_avx512(h, r, s, o)
-                }));
-            }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: only where the CPU has AVX2.
+            kernels.push(("avx2", |h, r, s, o| unsafe { attend_rows_avx2(h, r, s, o) }));
         }
         for (name, kernel) in kernels {
-            let mut context = vec![f32::NAN; rows * hidden];
+            let mut context = vec![f32::NAN; qkv.len() / 3];
             attend_with(kernel, &qkv, hidden, heads, &texts, &mut context);
             for text in &texts {
                 let expected = plain(&qkv, hidden, heads, text.clone());
@@ -612,6 +612,37 @@ mod tests {
                         .all(|(g, e)| g.to_bits() == e.to_bits()),
                     "{name}: text {text:?}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn every_kernel_is_within_rounding_of_the_exact_attention() {
+        // The fused AVX-512 kernel's bits differ from the plain sums', so it is held, with
+        // the others, to the exact (f64) attention: 1e-5 relative is a few hundred f32
+        // roundings, and a wrong score, weight or column is off by far more.
+        let (hidden, heads, texts, qkv) = kernel_case();
+        let mut kernels: Vec<(&str, RowsKernel)> =
+            vec![("dispatched", attend_rows), ("portable", one_row_at_a_time)];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: only where the CPU has AVX-512F.
+            kernels.push(("avx512", |h, r, s, o| unsafe {
+                attend_rows_avx512(h, r, s, o)
+            }));
+        }
+        for (name, kernel) in kernels {
+            let mut context = vec![f32::NAN; qkv.len() / 3];
+            attend_with(kernel, &qkv, hidden, heads, &texts, &mut context);
+            for text in &texts {
+                let expected = reference(&qkv, hidden, heads, text.clone());
+                let got = &context[text.start * hidden..text.end * hidden];
+                for (index, (&got, &want)) in got.iter().zip(&expected).enumerate() {
+                    assert!(
+                        (got as f64 - want).abs() <= 1e-5 * want.abs().max(1.0),
+                        "{name}: text {text:?}, element {index}: {got} against {want}"
+                    );
+                }
             }
         }
     }
