@@ -6,8 +6,18 @@ Texts: SciFact's test queries (the ones qrels/test.tsv judges, 300), each encode
 and the corpus's first 1,000 documents (title + " " + text, trimmed, as BEIR feeds
 sentence-transformers), one at a time. Figures: each query's latency (p50, p99, nearest
 rank) at 1 and 2 threads, and documents/s at the requested thread counts. Each round runs
-every figure of both runtimes; rounds are repeated (three by default) and the median of
-each figure is reported with heddle's ratio to ONNX Runtime.
+every figure of both runtimes, one after the other, ONNX Runtime first in odd rounds and
+heddle first in even ones; rounds are repeated (three by default) and the median of each
+figure is reported with heddle's ratio to ONNX Runtime.
+
+Why one runtime after the other and not interleaved a few queries at a time, which would
+meet this host's slow spells alike: interleaving changed what was measured. Each runtime's
+weights evicted the other's from the caches (heddle's 1-thread p50 5.6 -> 7.3 ms, ONNX
+Runtime's 7.2 -> 7.8 ms, in one try), ONNX Runtime's idle spinning thread took the CPU
+from heddle's second thread, and a 20 ms pause between blocks to let it settle slowed
+heddle's next block by a quarter even with ONNX Runtime not running (p50 5.2 -> 6.6 ms;
+an idle core comes back slow). Runtimes are deployed alone, so they are measured alone,
+and the slow spells are met by rounds.
 
 What "N threads" means, for both runtimes:
 - a query: one text at a time on N threads (ONNX Runtime's intra-op threads; heddle's
@@ -247,22 +257,36 @@ def main():
         rounds = []
         for round_number in range(args.rounds):
             figures = {}
+            # Who goes first alternates from round to round: a slow spell of this host
+            # (a third of a second or more at 1.5-1.8x) that always fell on the same side
+            # of a pair would always count against the same runtime.
+            def in_turn(*steps):
+                for step in (steps if round_number % 2 == 0 else reversed(steps)):
+                    step()
+
             for threads in query_threads:
-                figures[f"ort query {threads}"] = ort_queries(tokenizer_path, queries, threads)
-                (record,) = heddle(args.heddle, [
-                    "--queries", str(SCIFACT / "queries.jsonl"), "--qrels", str(qrels),
-                    "--threads", "1", "--kernel-threads", str(threads)])
-                figures[f"heddle query {threads}"] = record
+                def ort_step(threads=threads):
+                    figures[f"ort query {threads}"] = ort_queries(tokenizer_path, queries,
+                                                                  threads)
+
+                def heddle_step(threads=threads):
+                    (figures[f"heddle query {threads}"],) = heddle(args.heddle, [
+                        "--queries", str(SCIFACT / "queries.jsonl"), "--qrels", str(qrels),
+                        "--threads", "1", "--kernel-threads", str(threads)])
+                in_turn(ort_step, heddle_step)
             for threads in document_threads:
-                workers = ort_documents(tokenizer_path, documents, threads, 1)
-                intra = ort_documents(tokenizer_path, documents, 1, threads)
-                figures[f"ort documents {threads}"] = {
-                    "per_second": max(workers, intra),
-                    "workers_per_second": workers, "intra_op_per_second": intra}
-                (record,) = heddle(args.heddle, [
-                    str(SCIFACT / "corpus.jsonl"), "--limit", str(args.documents),
-                    "--threads", str(threads), "--kernel-threads", "1"])
-                figures[f"heddle documents {threads}"] = record
+                def ort_step(threads=threads):
+                    workers = ort_documents(tokenizer_path, documents, threads, 1)
+                    intra = ort_documents(tokenizer_path, documents, 1, threads)
+                    figures[f"ort documents {threads}"] = {
+                        "per_second": max(workers, intra),
+                        "workers_per_second": workers, "intra_op_per_second": intra}
+
+                def heddle_step(threads=threads):
+                    (figures[f"heddle documents {threads}"],) = heddle(args.heddle, [
+                        str(SCIFACT / "corpus.jsonl"), "--limit", str(args.documents),
+                        "--threads", str(threads), "--kernel-threads", "1"])
+                in_turn(ort_step, heddle_step)
             rounds.append(figures)
             print(f"round {round_number + 1}: " + json.dumps(
                 {key: {field: round(value, 2) for field, value in figure.items()
