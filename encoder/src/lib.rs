@@ -19,6 +19,7 @@ mod cache;
 mod encoder;
 mod error;
 mod gemm;
+#[macro_use]
 mod kernels;
 mod linear;
 mod norm;

@@ -45,56 +45,17 @@ impl LayerNorm {
     }
 }
 
-/// `row ← LayerNorm(row + residual)` (no residual: `LayerNorm(row)`), in the widest
-/// vectors the CPU has. Every path compiles the same IEEE operations (no FMA, and the sums
-/// keep their eight partial results in the same order), so all give the same bits.
-fn normalize_row(
-    row: &mut [f32],
-    residual: Option<&[f32]>,
-    weight: &[f32],
-    bias: &[f32],
-    eps: f32,
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F, the one feature `normalize_row_avx512` is
-            // compiled for.
-            return unsafe { normalize_row_avx512(row, residual, weight, bias, eps) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, the one feature `normalize_row_avx2` is compiled for.
-            return unsafe { normalize_row_avx2(row, residual, weight, bias, eps) };
-        }
+// `row ← LayerNorm(row + residual)` (no residual: `LayerNorm(row)`), in the widest vectors
+// the CPU has (`with_widest_vectors`: every width compiles the same IEEE operations, no FMA,
+// and the sums keep their eight partial results in the same order, so all give the same
+// bits).
+with_widest_vectors!(
+    normalize_row,
+    normalize_row_portable,
+    (row: &mut [f32], residual: Option<&[f32]>, weight: &[f32], bias: &[f32], eps: f32) {
+        normalize_row_body(row, residual, weight, bias, eps)
     }
-    normalize_row_body(row, residual, weight, bias, eps)
-}
-
-/// The body compiled with AVX-512F's sixteen lanes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn normalize_row_avx512(
-    row: &mut [f32],
-    residual: Option<&[f32]>,
-    weight: &[f32],
-    bias: &[f32],
-    eps: f32,
-) {
-    normalize_row_body(row, residual, weight, bias, eps)
-}
-
-/// The body compiled with AVX2's eight lanes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn normalize_row_avx2(
-    row: &mut [f32],
-    residual: Option<&[f32]>,
-    weight: &[f32],
-    bias: &[f32],
-    eps: f32,
-) {
-    normalize_row_body(row, residual, weight, bias, eps)
-}
+);
 
 #[inline(always)]
 fn normalize_row_body(
@@ -194,7 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn every_vector_width_gives_the_same_bits() {
+    fn the_dispatched_and_portable_paths_give_the_same_bits() {
         // 384 wide as the model's rows, and 37: the lanes' remainder.
         for width in [384, 37] {
             let weight: Vec<f32> = (0..width).map(|i| 0.75 + (i % 11) as f32 / 13.0).collect();
@@ -206,26 +167,11 @@ mod tests {
             for add in [None, Some(residual.as_slice())] {
                 let mut portable = row.clone();
                 normalize_row_body(&mut portable, add, &weight, &bias, 1e-12);
-                let mut variants = vec![("dispatched", {
-                    let mut out = row.clone();
-                    normalize_row(&mut out, add, &weight, &bias, 1e-12);
-                    out
-                })];
-                #[cfg(target_arch = "x86_64")]
-                {
-                    if std::arch::is_x86_feature_detected!("avx2") {
-                        let mut out = row.clone();
-                        // SAFETY: the CPU has AVX2.
-                        unsafe { normalize_row_avx2(&mut out, add, &weight, &bias, 1e-12) };
-                        variants.push(("avx2", out));
-                    }
-                    if std::arch::is_x86_feature_detected!("avx512f") {
-                        let mut out = row.clone();
-                        // SAFETY: the CPU has AVX-512F.
-                        unsafe { normalize_row_avx512(&mut out, add, &weight, &bias, 1e-12) };
-                        variants.push(("avx512", out));
-                    }
-                }
+                let mut dispatched = row.clone();
+                normalize_row(&mut dispatched, add, &weight, &bias, 1e-12);
+                let mut built = row.clone();
+                normalize_row_portable(&mut built, add, &weight, &bias, 1e-12);
+                let variants = [("dispatched", dispatched), ("portable", built)];
                 for (name, out) in variants {
                     assert!(
                         out.iter()
