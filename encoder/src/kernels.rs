@@ -13,44 +13,61 @@
 //! the fidelity bar (cosine ≥ 0.9999 against sentence-transformers).
 
 /// Defines `$name`, which runs `body` compiled for the widest vectors the CPU has: AVX-512F's
-/// sixteen lanes, else AVX2's eight, else SSE2's four (`$portable`, the body as built). All
-/// three compile the same IEEE operations (Rust never fuses a multiply and an add, and no
-/// build enables contraction), so all give the same bits; a test holds them to that. The
-/// sixteen lanes halve the instructions of the map steps; the reductions keep their eight
-/// partial results (`LANES`), so that their order, and so their bits, do not change.
+/// sixteen lanes (`$avx512`), else AVX2's eight (`$avx2`), else SSE2's four (`$portable`,
+/// the body as built). All three compile the same IEEE operations (Rust never fuses a
+/// multiply and an add, and no build enables contraction), so all give the same bits; the
+/// tests hold each to the portable one, whichever the CPU would pick. The sixteen lanes
+/// halve the instructions of the map steps; the reductions keep their eight partial results
+/// (`LANES`), so that their order, and so their bits, do not change.
 macro_rules! with_widest_vectors {
-    ($name:ident, $portable:ident, ($($arg:ident : $ty:ty),*) $body:block) => {
+    (
+        $name:ident, [$avx512:ident, $avx2:ident, $portable:ident],
+        ($($arg:ident : $ty:ty),*) $body:block
+    ) => {
         pub(crate) fn $name($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
-                #[target_feature(enable = "avx512f")]
-                fn widest($($arg: $ty),*) $body
-                #[target_feature(enable = "avx2")]
-                fn wide($($arg: $ty),*) $body
                 if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the CPU has AVX-512F, the one feature `widest` was compiled for.
-                    return unsafe { widest($($arg),*) };
+                    // SAFETY: the CPU has AVX-512F, the one feature `$avx512` is compiled for.
+                    return unsafe { $avx512($($arg),*) };
                 }
                 if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2, the one feature `wide` was compiled for.
-                    return unsafe { wide($($arg),*) };
+                    // SAFETY: the CPU has AVX2, the one feature `$avx2` is compiled for.
+                    return unsafe { $avx2($($arg),*) };
                 }
             }
             $portable($($arg),*)
         }
 
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        fn $avx512($($arg: $ty),*) $body
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn $avx2($($arg: $ty),*) $body
+
+        // Elsewhere the two are the portable body, so that tests name them on any CPU.
+        #[cfg(not(target_arch = "x86_64"))]
+        #[allow(dead_code, reason = "only the tests call them off x86-64")]
+        unsafe fn $avx512($($arg: $ty),*) { $portable($($arg),*) }
+
+        #[cfg(not(target_arch = "x86_64"))]
+        #[allow(dead_code, reason = "only the tests call them off x86-64")]
+        unsafe fn $avx2($($arg: $ty),*) { $portable($($arg),*) }
+
         fn $portable($($arg: $ty),*) $body
     };
 }
 
-with_widest_vectors!(gelu_slice, gelu_slice_portable, (values: &mut [f32]) {
+with_widest_vectors!(gelu_slice, [gelu_slice_avx512, gelu_slice_avx2, gelu_slice_portable], (values: &mut [f32]) {
     for value in values.iter_mut() {
         *value = gelu_erf(*value);
     }
 });
 
 // Softmax of each `row`-long run of `values`, in place.
-with_widest_vectors!(softmax_rows, softmax_rows_portable, (values: &mut [f32], row: usize) {
+with_widest_vectors!(softmax_rows, [softmax_rows_avx512, softmax_rows_avx2, softmax_rows_portable], (values: &mut [f32], row: usize) {
     for row in values.chunks_exact_mut(row) {
         let max = lanes_max(row);
         for value in row.iter_mut() {
@@ -287,28 +304,58 @@ mod tests {
         Ok(())
     }
 
+    /// One build of a slice kernel, callable safely (feature checked where it was made).
+    type Build = Box<dyn Fn(&mut [f32])>;
+
+    /// Every build of a slice kernel this CPU runs, by name: the dispatched one and each
+    /// width the CPU has.
+    fn builds(
+        dispatched: fn(&mut [f32]),
+        avx512: unsafe fn(&mut [f32]),
+        avx2: unsafe fn(&mut [f32]),
+    ) -> Vec<(&'static str, Build)> {
+        let mut builds: Vec<(&'static str, Build)> = vec![("dispatched", Box::new(dispatched))];
+        #[cfg(target_arch = "x86_64")]
+        let (has_avx512, has_avx2) = (
+            std::arch::is_x86_feature_detected!("avx512f"),
+            std::arch::is_x86_feature_detected!("avx2"),
+        );
+        #[cfg(not(target_arch = "x86_64"))]
+        let (has_avx512, has_avx2) = (true, true); // the portable body under both names
+        if has_avx512 {
+            // SAFETY: only where the CPU has AVX-512F (or off x86-64, the portable body).
+            builds.push(("avx512", Box::new(move |v| unsafe { avx512(v) })));
+        }
+        if has_avx2 {
+            // SAFETY: only where the CPU has AVX2 (or off x86-64, the portable body).
+            builds.push(("avx2", Box::new(move |v| unsafe { avx2(v) })));
+        }
+        builds
+    }
+
     #[test]
-    fn the_dispatched_path_and_the_portable_one_give_the_same_bits() {
+    fn every_vector_width_gives_the_portable_bits() {
         let values: Vec<f32> = (0..64 * 61)
             .map(|i| ((i * 7919) % 4001) as f32 / 131.0 - 15.0)
             .collect();
-        let (mut dispatched, mut portable) = (values.clone(), values.clone());
-        gelu_slice(&mut dispatched);
+        let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        let mut portable = values.clone();
         gelu_slice_portable(&mut portable);
-        assert!(
-            dispatched
-                .iter()
-                .zip(&portable)
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-        );
-        let (mut dispatched, mut portable) = (values.clone(), values);
-        softmax_rows(&mut dispatched, 61);
+        for (name, build) in builds(gelu_slice, gelu_slice_avx512, gelu_slice_avx2) {
+            let mut got = values.clone();
+            build(&mut got);
+            assert!(same(&got, &portable), "gelu, {name}");
+        }
+        let mut portable = values.clone();
         softmax_rows_portable(&mut portable, 61);
-        assert!(
-            dispatched
-                .iter()
-                .zip(&portable)
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-        );
+        for (name, build) in builds(
+            |v| softmax_rows(v, 61),
+            |v| unsafe { softmax_rows_avx512(v, 61) },
+            |v| unsafe { softmax_rows_avx2(v, 61) },
+        ) {
+            let mut got = values.clone();
+            build(&mut got);
+            assert!(same(&got, &portable), "softmax, {name}");
+        }
     }
 }

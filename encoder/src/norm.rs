@@ -51,7 +51,7 @@ impl LayerNorm {
 // bits).
 with_widest_vectors!(
     normalize_row,
-    normalize_row_portable,
+    [normalize_row_avx512, normalize_row_avx2, normalize_row_portable],
     (row: &mut [f32], residual: Option<&[f32]>, weight: &[f32], bias: &[f32], eps: f32) {
         normalize_row_body(row, residual, weight, bias, eps)
     }
@@ -155,7 +155,7 @@ mod tests {
     }
 
     #[test]
-    fn the_dispatched_and_portable_paths_give_the_same_bits() {
+    fn every_vector_width_gives_the_same_bits() {
         // 384 wide as the model's rows, and 37: the lanes' remainder.
         for width in [384, 37] {
             let weight: Vec<f32> = (0..width).map(|i| 0.75 + (i % 11) as f32 / 13.0).collect();
@@ -167,11 +167,30 @@ mod tests {
             for add in [None, Some(residual.as_slice())] {
                 let mut portable = row.clone();
                 normalize_row_body(&mut portable, add, &weight, &bias, 1e-12);
-                let mut dispatched = row.clone();
-                normalize_row(&mut dispatched, add, &weight, &bias, 1e-12);
-                let mut built = row.clone();
-                normalize_row_portable(&mut built, add, &weight, &bias, 1e-12);
-                let variants = [("dispatched", dispatched), ("portable", built)];
+                type Build = unsafe fn(&mut [f32], Option<&[f32]>, &[f32], &[f32], f32);
+                let mut builds: Vec<(&str, Build)> = vec![
+                    ("dispatched", normalize_row),
+                    ("portable", normalize_row_portable),
+                ];
+                #[cfg(target_arch = "x86_64")]
+                let (has_avx512, has_avx2) = (
+                    std::arch::is_x86_feature_detected!("avx512f"),
+                    std::arch::is_x86_feature_detected!("avx2"),
+                );
+                #[cfg(not(target_arch = "x86_64"))]
+                let (has_avx512, has_avx2) = (true, true); // the portable body
+                if has_avx512 {
+                    builds.push(("avx512", normalize_row_avx512));
+                }
+                if has_avx2 {
+                    builds.push(("avx2", normalize_row_avx2));
+                }
+                let variants = builds.into_iter().map(|(name, build)| {
+                    let mut out = row.clone();
+                    // SAFETY: each build was added only where the CPU has its feature.
+                    unsafe { build(&mut out, add, &weight, &bias, 1e-12) };
+                    (name, out)
+                });
                 for (name, out) in variants {
                     assert!(
                         out.iter()
