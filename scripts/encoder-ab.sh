@@ -11,8 +11,10 @@
 # repeated: a length's cost without the mix of lengths a query set has.
 #
 # Usage: scripts/encoder-ab.sh [-r ROUNDS] [-l "24 40 240"] [-t "1 2"] [-n TEXTS] BUILD...
-#   BUILD: a release build of `cargo build --release -p heddle-encoder --example throughput`,
-#   copied aside (e.g. cp target/release/examples/throughput /tmp/tp-before).
+#   BUILD: a release build of `cargo build --release -p heddle-encoder --example throughput`
+#   at 49b0e0d or later (it needs --per-text), copied aside (e.g.
+#   cp target/release/examples/throughput /tmp/tp-before). The builds' order is reversed
+#   every other round, so a slow spell does not always fall on the same build.
 set -euo pipefail
 
 rounds=3
@@ -25,12 +27,12 @@ while getopts "r:l:t:n:" option; do
         l) lengths=$OPTARG ;;
         t) threads=$OPTARG ;;
         n) texts=$OPTARG ;;
-        *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,17p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
 if [ $# -lt 1 ]; then
-    sed -n '2,16p' "$0" >&2
+    sed -n '2,17p' "$0" >&2
     exit 2
 fi
 for build in "$@"; do
@@ -54,14 +56,24 @@ done
 for round in $(seq "$rounds"); do
     for length in $lengths; do
         for kernel_threads in $threads; do
-            for build in "$@"; do
+            builds=("$@")
+            if [ $((round % 2)) -eq 0 ]; then
+                builds=()
+                for ((index = $#; index >= 1; index--)); do builds+=("${!index}"); done
+            fi
+            for build in "${builds[@]}"; do
                 echo -ne "\rround $round/$rounds, $length pieces, $kernel_threads thread(s), $(basename "$build")        " >&2
                 rm -f "$work/run.tsv"
-                "$build" --queries "$work/q$length.jsonl" --threads 1 \
+                if ! "$build" --queries "$work/q$length.jsonl" --threads 1 \
                     --kernel-threads "$kernel_threads" --per-text "$work/run.tsv" \
-                    > /dev/null 2>&1
+                    > /dev/null 2> "$work/run.log"; then
+                    echo >&2
+                    echo "encoder-ab: $build failed:" >&2
+                    cat "$work/run.log" >&2
+                    exit 1
+                fi
                 awk -v r="$round" -v l="$length" -v k="$kernel_threads" -v b="$build" \
-                    '{ print r "\t" l "\t" k "\t" b "\t" $4 }' "$work/run.tsv" >> "$work/calls.tsv"
+                    '{ print r "\t" l "\t" k "\t" b "\t" $NF }' "$work/run.tsv" >> "$work/calls.tsv"
             done
         done
     done
@@ -69,7 +81,14 @@ done
 echo >&2
 
 python3 - "$work/calls.tsv" <<'EOF'
-import collections, statistics, sys
+import collections, math, statistics, sys
+
+
+def quantile(ordered, fraction):
+    """Nearest rank, as the throughput example and the anchor take it."""
+    return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
+
+
 runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     round_number, length, threads, build, ms = line.rstrip("\n").split("\t")
@@ -78,7 +97,7 @@ figures = collections.defaultdict(list)
 for (length, threads, build, _), calls in runs.items():
     calls.sort()
     figures[(length, threads, build)].append(
-        (calls[0], calls[len(calls) // 10], calls[len(calls) // 2]))
+        (calls[0], quantile(calls, 0.10), quantile(calls, 0.50)))
 print("| pieces | kernel threads | build | min | p10 | p50 | (ms, median over rounds) |")
 print("|---|---|---|---|---|---|---|")
 for (length, threads, build), rows in sorted(figures.items()):

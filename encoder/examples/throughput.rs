@@ -21,8 +21,8 @@
 //! (the smallest latency at or above the fraction), as scripts/encoder-anchor.py takes them.
 //! `--precision int8` loads the model with its linear layers in int8 (`Precision::Int8`)
 //! instead of f32. `--json OUT` appends one JSON object a run (a thread count) to OUT;
-//! `--per-text OUT.tsv` appends one line a call: threads, the index of its first text, its
-//! word pieces and its latency in ms.
+//! `--per-text OUT.tsv` appends one line a call: threads, kernel threads, the index of its
+//! first text, its word pieces and its latency in ms.
 
 use std::io::{BufRead, Write};
 use std::num::NonZeroUsize;
@@ -185,7 +185,8 @@ fn quantile(sorted: &[Duration], fraction: f64) -> Duration {
 }
 
 /// Encodes every text with `threads` workers; returns the elapsed time and each call's
-/// latency with the index of its batch, in the order the calls ended.
+/// latency with the index of its batch: each worker's calls in the order they ended, one
+/// worker after another (with one worker, the order encoded).
 fn run(
     encoder: &Encoder,
     texts: &[&str],
@@ -243,8 +244,8 @@ fn run(
     Ok((elapsed, latencies.into_inner().map_err(|_| "poisoned")?))
 }
 
-/// Appends one line a call to `path`: threads, the call's first text (its place in the
-/// order encoded), the call's word pieces, its latency in ms. For finding where a quantile's
+/// Appends one line a call to `path`: threads, kernel threads, the call's first text (its
+/// place in the texts), the call's word pieces, its latency in ms. For finding where a quantile's
 /// time goes (by length, by text), beside another runtime's own per-text figures.
 fn write_per_text(
     path: &PathBuf,
@@ -252,6 +253,7 @@ fn write_per_text(
     texts: &[&str],
     batch: usize,
     threads: usize,
+    kernel_threads: usize,
     calls: &[(usize, Duration)],
 ) -> Result<(), String> {
     let failed = |error: std::io::Error| format!("{}: {error}", path.display());
@@ -270,7 +272,7 @@ fn write_per_text(
         }
         writeln!(
             out,
-            "{threads}\t{}\t{pieces}\t{:.4}",
+            "{threads}\t{kernel_threads}\t{}\t{pieces}\t{:.4}",
             index * batch,
             latency.as_secs_f64() * 1e3
         )
@@ -335,7 +337,16 @@ fn main() {
         for &threads in &options.threads {
             let (elapsed, calls) = run(&encoder, &texts, threads, options.batch)?;
             if let Some(path) = &options.per_text {
-                write_per_text(path, &encoder, &texts, options.batch, threads, &calls)?;
+                let kernel_threads = options.kernel_threads.get();
+                write_per_text(
+                    path,
+                    &encoder,
+                    &texts,
+                    options.batch,
+                    threads,
+                    kernel_threads,
+                    &calls,
+                )?;
             }
             let mut latencies: Vec<Duration> = calls.iter().map(|&(_, latency)| latency).collect();
             latencies.sort();

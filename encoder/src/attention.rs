@@ -270,8 +270,8 @@ struct Head<'a> {
     values: &'a [f32],
 }
 
-/// The head's output for the rows `first_row..` that `out` holds (each `hidden` wide; at most
-/// [`GROUP`]), with `scores` (at least rows × the text's length) as scratch.
+/// The head's output for the rows `first_row..` that `out` holds (each `out_width` wide;
+/// at most [`GROUP`]), with `scores` (at least rows × the text's length) as scratch.
 fn attend_rows(head: &Head<'_>, first_row: usize, scores: &mut [f32], out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
@@ -315,7 +315,7 @@ fn one_row_at_a_time(head: &Head<'_>, first_row: usize, scores: &mut [f32], out:
     }
 }
 
-/// Row `row`'s output for the head, into its `hidden`-wide `out`.
+/// Row `row`'s output for the head, into its `out_width`-wide `out`.
 #[inline(always)]
 fn one_row(head: &Head<'_>, row: usize, scores: &mut [f32], out: &mut [f32]) {
     let width = head.width;
@@ -397,7 +397,7 @@ mod avx512 {
 
     use super::{BLOCK, Head};
 
-    /// Four rows' output for the head (`out` is 4 × hidden): the same sums in the same order
+    /// Four rows' output for the head (`out` is 4 × `out_width`): the same sums in the same order
     /// as `one_row`'s, each step one fused multiply-add (one rounding where `one_row` rounds
     /// twice, so the last bits may differ from its; a test holds both to the exact sums).
     /// The fused steps are half the instructions: a document's attention was bound by the
@@ -578,6 +578,24 @@ mod tests {
         out
     }
 
+    /// `attend_with(kernel, …)` on a team of `threads`: one runs every head of a text on the
+    /// caller, writing rows `hidden` wide; two share out a text's heads (every text of
+    /// `kernel_case` is between the two thresholds or below both), each part writing rows of
+    /// its own. The kernel tests run both, whatever the machine's own team.
+    fn attend_with_on(
+        threads: usize,
+        kernel: RowsKernel,
+        qkv: &[f32],
+        hidden: usize,
+        heads: usize,
+        texts: &[Range<usize>],
+    ) -> Vec<f32> {
+        let mut context = vec![f32::NAN; qkv.len() / 3];
+        crate::threads::Team::new(threads)
+            .install(|| attend_with(kernel, qkv, hidden, heads, texts, &mut context));
+        context
+    }
+
     /// Texts for the kernel tests, 80 wide in 2 heads: heads 40 wide (one block of columns
     /// and 8 left over) and texts of 1, 33 and 70 rows (no whole block of scores, one and a
     /// row, two and six; eight groups of four rows and one left, seventeen and two), and an
@@ -600,9 +618,8 @@ mod tests {
             // SAFETY: only where the CPU has AVX2.
             kernels.push(("avx2", |h, r, s, o| unsafe { attend_rows_avx2(h, r, s, o) }));
         }
-        for (name, kernel) in kernels {
-            let mut context = vec![f32::NAN; qkv.len() / 3];
-            attend_with(kernel, &qkv, hidden, heads, &texts, &mut context);
+        for ((name, kernel), threads) in kernels.into_iter().flat_map(|k| [(k, 1), (k, 2)]) {
+            let context = attend_with_on(threads, kernel, &qkv, hidden, heads, &texts);
             for text in &texts {
                 let expected = plain(&qkv, hidden, heads, text.clone());
                 let got = &context[text.start * hidden..text.end * hidden];
@@ -610,7 +627,7 @@ mod tests {
                     got.iter()
                         .zip(&expected)
                         .all(|(g, e)| g.to_bits() == e.to_bits()),
-                    "{name}: text {text:?}"
+                    "{name}, {threads} thread(s): text {text:?}"
                 );
             }
         }
@@ -631,35 +648,39 @@ mod tests {
                 attend_rows_avx512(h, r, s, o)
             }));
         }
-        for (name, kernel) in kernels {
-            let mut context = vec![f32::NAN; qkv.len() / 3];
-            attend_with(kernel, &qkv, hidden, heads, &texts, &mut context);
+        for ((name, kernel), threads) in kernels.into_iter().flat_map(|k| [(k, 1), (k, 2)]) {
+            let context = attend_with_on(threads, kernel, &qkv, hidden, heads, &texts);
             for text in &texts {
                 let expected = reference(&qkv, hidden, heads, text.clone());
                 let got = &context[text.start * hidden..text.end * hidden];
                 for (index, (&got, &want)) in got.iter().zip(&expected).enumerate() {
                     assert!(
                         (got as f64 - want).abs() <= 1e-5 * want.abs().max(1.0),
-                        "{name}: text {text:?}, element {index}: {got} against {want}"
+                        "{name}, {threads} thread(s): text {text:?}, element {index}: \
+                         {got} against {want}"
                     );
                 }
             }
         }
     }
 
-    /// `attend` over `texts` (of `rows` rows in all, 384 wide in 12 heads) on a team of
-    /// `threads`.
-    fn attend_on(threads: usize, qkv: &[f32], heads: usize, texts: &[Range<usize>]) -> Vec<f32> {
-        let hidden = 384;
+    /// `attend` over `texts` (rows `hidden` wide in `heads` heads) on a team of `threads`.
+    fn attend_on(
+        threads: usize,
+        qkv: &[f32],
+        hidden: usize,
+        heads: usize,
+        texts: &[Range<usize>],
+    ) -> Vec<u32> {
         let rows = qkv.len() / (3 * hidden);
         let team = crate::threads::Team::new(threads);
         let mut context = vec![f32::NAN; rows * hidden];
         team.install(|| attend(qkv, hidden, heads, texts, &mut context));
-        context
+        context.iter().map(|value| value.to_bits()).collect()
     }
 
-    fn sample_qkv(rows: usize) -> Vec<f32> {
-        (0..rows * 3 * 384)
+    fn sample_qkv(rows: usize, hidden: usize) -> Vec<f32> {
+        (0..rows * 3 * hidden)
             .map(|i| ((i * 104_729) % 2003) as f32 / 2003.0 - 0.5)
             .collect()
     }
@@ -668,38 +689,64 @@ mod tests {
     fn parallel_rows_give_the_same_bits() {
         // 96 rows: 96² · 384 multiply-adds, past PARALLEL_MIN_WORK, so the rows are shared.
         const _: () = assert!(96 * 96 * 384 >= PARALLEL_MIN_WORK);
-        let qkv = sample_qkv(96);
+        let qkv = sample_qkv(96, 384);
         let whole = std::slice::from_ref(&(0..96));
-        assert_eq!(attend_on(2, &qkv, 12, whole), attend_on(1, &qkv, 12, whole));
+        assert_eq!(
+            attend_on(2, &qkv, 384, 12, whole),
+            attend_on(1, &qkv, 384, 12, whole)
+        );
     }
 
     #[test]
     fn parallel_heads_give_the_same_bits() {
         // Query-sized texts (between HEADS_PARALLEL_MIN_WORK and PARALLEL_MIN_WORK), so the
-        // heads are shared out: 12 heads in 4 and in 6 parts, 2 heads in fewer parts than
-        // the team offers, and a batch with a text too short to share and an empty one.
+        // heads are shared out: 12 heads in 4, 6 and 10 parts (the last uneven), 8 heads in
+        // 6, 2 heads in fewer parts than the team offers, heads 40 wide (a block of columns
+        // and 8 left over); one text, and a batch whose texts start off a group of four, with
+        // one too short to share and an empty one.
         const _: () =
-            assert!(HEADS_PARALLEL_MIN_WORK <= 24 * 24 * 384 && 35 * 35 * 384 < PARALLEL_MIN_WORK);
+            assert!(HEADS_PARALLEL_MIN_WORK <= 24 * 24 * 240 && 43 * 43 * 384 < PARALLEL_MIN_WORK);
         const _: () = assert!(3 * 3 * 384 < HEADS_PARALLEL_MIN_WORK);
-        let qkv = sample_qkv(70);
         let one_text = std::slice::from_ref(&(0..24));
         let batch = [0..3, 3..27, 27..27, 27..70];
-        for texts in [one_text, &batch] {
-            for heads in [12, 2] {
-                let alone = attend_on(1, &qkv, heads, texts);
-                for threads in [2, 3] {
-                    assert_eq!(
-                        attend_on(threads, &qkv, heads, texts)
-                            .iter()
-                            .map(|value| value.to_bits())
-                            .collect::<Vec<_>>(),
-                        alone
-                            .iter()
-                            .map(|value| value.to_bits())
-                            .collect::<Vec<_>>(),
-                        "{threads} threads, {heads} heads, texts {texts:?}"
+        for (hidden, heads) in [(384, 12), (384, 8), (384, 2), (240, 6)] {
+            let qkv = sample_qkv(70, hidden);
+            for texts in [one_text, &batch] {
+                let alone = attend_on(1, &qkv, hidden, heads, texts);
+                for threads in [2, 3, 5] {
+                    assert!(
+                        attend_on(threads, &qkv, hidden, heads, texts) == alone,
+                        "{threads} threads, {heads} heads of {hidden}, texts {texts:?}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_text_gets_the_same_bits_in_a_batch_as_alone() {
+        // Texts starting at rows that are not multiples of four: which rows take the fused
+        // four-row kernel depends on a row's place in its own text, not in the batch. On
+        // one thread and on two (heads shared out, and rows for the 60-row text).
+        const _: () = assert!(60 * 60 * 384 >= PARALLEL_MIN_WORK);
+        let (hidden, heads) = (384, 12);
+        let batch = [0..3, 3..33, 33..34, 34..94, 94..101];
+        let qkv = sample_qkv(101, hidden);
+        for threads in [1, 2] {
+            let together = attend_on(threads, &qkv, hidden, heads, &batch);
+            for text in &batch {
+                let alone_qkv = &qkv[text.start * 3 * hidden..text.end * 3 * hidden];
+                let alone = attend_on(
+                    threads,
+                    alone_qkv,
+                    hidden,
+                    heads,
+                    std::slice::from_ref(&(0..text.len())),
+                );
+                assert!(
+                    together[text.start * hidden..text.end * hidden] == alone[..],
+                    "{threads} thread(s), text {text:?}"
+                );
             }
         }
     }
