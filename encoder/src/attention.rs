@@ -74,8 +74,10 @@ fn attend_with(
         "heads do not divide hidden"
     );
     let shape = Shape {
+        kernel,
         qkv,
         hidden,
+        heads,
         width: hidden / heads,
     };
     crate::threads::with_current(|team| {
@@ -89,25 +91,23 @@ fn attend_with(
             let by_rows = team.parts(work >= PARALLEL_MIN_WORK);
             let by_heads = team.parts(work >= HEADS_PARALLEL_MIN_WORK).min(heads);
             if by_rows > 1 {
-                attend_split_by_rows(kernel, team, &shape, heads, text, by_rows, rows_of_text);
+                attend_split_by_rows(team, &shape, text, by_rows, rows_of_text);
             } else if by_heads > 1 {
-                attend_split_by_heads(kernel, team, &shape, heads, text, by_heads, rows_of_text);
+                attend_split_by_heads(team, &shape, text, by_heads, rows_of_text);
             } else {
-                let mut scratch = HeadScratch::new(shape.width, text.len());
-                for head in 0..heads {
-                    let view = scratch.view(&shape, head, text, head * shape.width, hidden);
-                    run_groups(kernel, &view, text.start, rows_of_text);
-                }
+                attend_heads(&shape, text, 0..heads, rows_of_text);
             }
         }
     })
 }
 
-/// What every head of a forward pass shares: the fused product and its widths.
+/// What every head of a forward pass shares: the kernel, the fused product and its widths.
 struct Shape<'a> {
+    kernel: RowsKernel,
     /// rows × 3·hidden: a row's queries, keys and values side by side.
     qkv: &'a [f32],
     hidden: usize,
+    heads: usize,
     /// Columns a head (`hidden / heads`).
     width: usize,
 }
@@ -169,21 +169,38 @@ impl HeadScratch {
 }
 
 /// The head's output for the rows of `out` (each `head.out_width` wide), the text's rows
-/// from `first_row` on, a group of rows a kernel call.
-fn run_groups(kernel: RowsKernel, head: &Head<'_>, first_row: usize, out: &mut [f32]) {
-    let positions = head.values.len() / head.width;
-    let mut scores = vec![0.0; GROUP * positions];
+/// from `first_row` on, a group of rows a kernel call, with `scores` (at least [`GROUP`] ×
+/// the text's length) as scratch.
+fn run_groups(
+    kernel: RowsKernel,
+    head: &Head<'_>,
+    first_row: usize,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
     for (index, rows) in out.chunks_mut(GROUP * head.out_width).enumerate() {
-        kernel(head, first_row + index * GROUP, &mut scores, rows);
+        kernel(head, first_row + index * GROUP, scores, rows);
+    }
+}
+
+/// The heads `heads` of `text`, one after another on this thread, into `out`: the text's
+/// rows, each holding those heads' columns side by side (all of a row when `heads` is every
+/// head; a part's own rows when the heads are shared out).
+fn attend_heads(shape: &Shape<'_>, text: &Range<usize>, heads: Range<usize>, out: &mut [f32]) {
+    let width = shape.width;
+    let out_width = heads.len() * width;
+    let mut scratch = HeadScratch::new(width, text.len());
+    let mut scores = vec![0.0; GROUP * text.len()];
+    for (index, head) in heads.enumerate() {
+        let view = scratch.view(shape, head, text, index * width, out_width);
+        run_groups(shape.kernel, &view, text.start, &mut scores, out);
     }
 }
 
 /// A long text: each head's rows in runs of whole groups, one run a part, head after head.
 fn attend_split_by_rows(
-    kernel: RowsKernel,
     team: &Team,
     shape: &Shape<'_>,
-    heads: usize,
     text: &Range<usize>,
     parts: usize,
     rows_of_text: &mut [f32],
@@ -192,7 +209,7 @@ fn attend_split_by_rows(
     let groups = text.len().div_ceil(GROUP);
     let groups_a_part = groups.div_ceil(parts.clamp(1, groups));
     let mut scratch = HeadScratch::new(shape.width, text.len());
-    for head in 0..heads {
+    for head in 0..shape.heads {
         let view = scratch.view(shape, head, text, head * shape.width, hidden);
         // Each part locks only its own run, so the locks are never contended.
         let runs: Vec<Mutex<&mut [f32]>> = rows_of_text
@@ -201,12 +218,9 @@ fn attend_split_by_rows(
             .collect();
         team.split(runs.len(), &|part| {
             let mut out = runs[part].lock().unwrap_or_else(PoisonError::into_inner);
-            run_groups(
-                kernel,
-                &view,
-                text.start + part * groups_a_part * GROUP,
-                &mut out,
-            );
+            let mut scores = vec![0.0; GROUP * text.len()];
+            let first_row = text.start + part * groups_a_part * GROUP;
+            run_groups(shape.kernel, &view, first_row, &mut scores, &mut out);
         });
     }
 }
@@ -216,28 +230,20 @@ fn attend_split_by_rows(
 /// are then copied into the text's rows: heads' columns interleave within a row, and no
 /// two parts may hold the same row.
 fn attend_split_by_heads(
-    kernel: RowsKernel,
     team: &Team,
     shape: &Shape<'_>,
-    heads: usize,
     text: &Range<usize>,
     parts: usize,
     rows_of_text: &mut [f32],
 ) {
-    let (hidden, width) = (shape.hidden, shape.width);
+    let (hidden, width, heads) = (shape.hidden, shape.width, shape.heads);
     let heads_of = |part: usize| heads * part / parts..heads * (part + 1) / parts;
     let outputs: Vec<Mutex<Vec<f32>>> = (0..parts)
         .map(|part| Mutex::new(vec![0.0; text.len() * heads_of(part).len() * width]))
         .collect();
     team.split(parts, &|part| {
         let mut out = outputs[part].lock().unwrap_or_else(PoisonError::into_inner);
-        let own = heads_of(part);
-        let out_width = own.len() * width;
-        let mut scratch = HeadScratch::new(width, text.len());
-        for (index, head) in own.enumerate() {
-            let view = scratch.view(shape, head, text, index * width, out_width);
-            run_groups(kernel, &view, text.start, &mut out);
-        }
+        attend_heads(shape, text, heads_of(part), &mut out);
     });
     for (part, out) in outputs.into_iter().enumerate() {
         let out = out.into_inner().unwrap_or_else(PoisonError::into_inner);
