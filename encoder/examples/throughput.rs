@@ -245,12 +245,13 @@ fn run(
 }
 
 /// Appends one line a call to `path`: threads, kernel threads, the call's first text (its
-/// place in the texts), the call's word pieces, its latency in ms. For finding where a quantile's
-/// time goes (by length, by text), beside another runtime's own per-text figures.
+/// place among the texts as encoded: sorted by length when `--batch` is above 1), the
+/// call's word pieces (`pieces_of`: each text's), its latency in
+/// ms. For finding where a quantile's time goes (by length, by text), beside another
+/// runtime's own per-text figures.
 fn write_per_text(
     path: &PathBuf,
-    encoder: &Encoder,
-    texts: &[&str],
+    pieces_of: &[usize],
     batch: usize,
     threads: usize,
     kernel_threads: usize,
@@ -264,12 +265,9 @@ fn write_per_text(
         .map_err(failed)?;
     let mut out = std::io::BufWriter::new(file);
     for &(index, latency) in calls {
-        let mut pieces = 0;
-        for text in &texts[index * batch..((index + 1) * batch).min(texts.len())] {
-            pieces += encoder
-                .token_count(text)
-                .map_err(|error| error.to_string())?;
-        }
+        let pieces: usize = pieces_of[index * batch..((index + 1) * batch).min(pieces_of.len())]
+            .iter()
+            .sum();
         writeln!(
             out,
             "{threads}\t{kernel_threads}\t{}\t{pieces}\t{:.4}",
@@ -308,12 +306,13 @@ fn main() {
             // Similar lengths side by side, so a batch pads little.
             texts.sort_by_key(|text| text.len());
         }
-        let mut pieces = 0usize;
-        for text in &texts {
-            pieces += encoder
-                .token_count(text)
-                .map_err(|error| error.to_string())?;
-        }
+        // Each text's word pieces, counted once: for the average and for `--per-text`.
+        let pieces_of: Vec<usize> = texts
+            .iter()
+            .map(|text| encoder.token_count(text))
+            .collect::<Result<_, _>>()
+            .map_err(|error| error.to_string())?;
+        let pieces: usize = pieces_of.iter().sum();
         // Warm-up: the first texts once, so that first-touch page faults and the kernel
         // threads' start are not counted in a text's latency.
         for text in texts.iter().take(8) {
@@ -340,8 +339,7 @@ fn main() {
                 let kernel_threads = options.kernel_threads.get();
                 write_per_text(
                     path,
-                    &encoder,
-                    &texts,
+                    &pieces_of,
                     options.batch,
                     threads,
                     kernel_threads,
