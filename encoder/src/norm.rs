@@ -141,8 +141,19 @@ mod tests {
     #[test]
     fn the_partial_sums_take_value_i_into_sum_i_mod_8() {
         // The order every LayerNorm's bits depend on, checked against the one-value-at-a-time
-        // form it was first written in; 37 values leave five in the remainder.
-        let values: Vec<f32> = (0..37).map(|i| ((i * 7919) % 2003) as f32 / 97.0).collect();
+        // form it was first written in; 37 values leave five in the remainder. Pseudo-random
+        // values of three magnitudes side by side, chosen so that 4 or 16 partial sums, or
+        // the remainder added after them, each give other bits (checked by making each).
+        let mut state = 4u64;
+        let values: Vec<f32> = (0..37)
+            .map(|i| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let unit = ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
+                unit * [1.0, 3e3, 7e-2][i % 3]
+            })
+            .collect();
         let mut partial = [0f32; 8];
         for (index, &value) in values.iter().enumerate() {
             partial[index % 8] += value * 1.5;
