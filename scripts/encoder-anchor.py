@@ -11,7 +11,9 @@ heddle first in even ones; rounds are repeated (three by default) and the median
 figure is reported with heddle's ratio to ONNX Runtime.
 
 Why one runtime after the other and not interleaved a few queries at a time, which would
-meet this host's slow spells alike: interleaving changed what was measured. Each runtime's
+meet this host's slow spells alike: interleaving, tried in session 21 (heddle reading blocks
+of queries on standard input; that variant's code was not kept, so the figures below are
+from its one try and have no command), changed what was measured. Each runtime's
 weights evicted the other's from the caches (heddle's 1-thread p50 5.6 -> 7.3 ms, ONNX
 Runtime's 7.2 -> 7.8 ms, in one try), ONNX Runtime's idle spinning thread took the CPU
 from heddle's second thread, and a 20 ms pause between blocks to let it settle slowed
