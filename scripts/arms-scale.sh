@@ -19,6 +19,8 @@
 # ARMS_SAMPLES    requests a rung (default 10,000: a p99 needs them)
 # ARMS_FRACTIONS  rungs, as fractions of each arm's calibrated capacity (default 0.25,0.5)
 # ARMS_ARMS       which arms' ladders to run (default text,vector,hybrid)
+# ARMS_EMBED_FLAGS more flags for `heddle-eval embed`, e.g. `--pause-while /tmp/quiet-please`
+#                 to pause the encoding while someone else measures on the machine
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=target/release
@@ -28,6 +30,7 @@ QUERIES=${ARMS_QUERIES:-$OUT/queries.jsonl}
 SAMPLES=${ARMS_SAMPLES:-10000}
 FRACTIONS=${ARMS_FRACTIONS:-0.25,0.5}
 ARMS=${ARMS_ARMS:-text,vector,hybrid}
+read -r -a EMBED_FLAGS <<< "${ARMS_EMBED_FLAGS:-}"
 mkdir -p "$OUT"
 
 if [ ! -f "$CORPUS/corpus.jsonl" ]; then
@@ -51,7 +54,7 @@ fi
 
 echo "== 1. embeddings of the corpus and the queries (all-MiniLM-L6-v2; cached, resumable)"
 "$BIN/heddle-eval" embed --corpus "$CORPUS" --out "$OUT/corpus-vectors.jsonl" \
-  --queries "$QUERIES" --queries-out "$OUT/query-vectors.jsonl"
+  --queries "$QUERIES" --queries-out "$OUT/query-vectors.jsonl" ${EMBED_FLAGS[@]+"${EMBED_FLAGS[@]}"}
 
 echo
 echo "== 2. an index with the vectors"
