@@ -536,7 +536,9 @@ fn the_bench_runs_the_hybrid_arm_with_each_querys_encoding_inside_its_latency() 
     }
     assert_eq!(
         report["settings"]["ranking"],
-        format!("the hybrid arm (encoder {ENCODER}, hnsw vector search, ef 64)")
+        format!(
+            "the hybrid arm (encoder {ENCODER}, hnsw vector search, ef 64, each stream fused 1000 deep)"
+        )
     );
     // The text arm has no encoding to report.
     let text = ok(&[

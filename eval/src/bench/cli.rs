@@ -101,7 +101,7 @@ pub struct BenchArgs {
 
     /// The arm heddle runs: text (BM25 over the flat field), vector (the query encoded,
     /// then the inner product against the documents' vectors, as --vector-search says)
-    /// or hybrid (both, fused by RRF with k = 60, each read 1,000 deep). Each request's encoding is inside
+    /// or hybrid (both, fused by RRF with k = 60, each read --depth deep). Each request's encoding is inside
     /// its latency, and a table gives its share. vector and hybrid need an index with
     /// vectors of the encoder's width.
     #[arg(long, value_parser = ["text", "vector", "hybrid"], default_value = "text")]
@@ -123,6 +123,12 @@ pub struct BenchArgs {
     /// Candidates an hnsw search keeps in each segment's graph (as `quality --ef`).
     #[arg(long, default_value_t = heddle::DEFAULT_EF as u32, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub ef: u32,
+
+    /// How many results of each stream --arm hybrid fuses (as `quality --depth`):
+    /// 1,000 by default, the depth BEIR's fused runs are read to. A fused score depends
+    /// on it, so the hybrid arm's quality is that of `quality --depth` with the same value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub depth: Option<u32>,
 
     /// BM25 term-frequency saturation for heddle's searches, from 0 to 1000 (as
     /// `search --k1`).
@@ -260,6 +266,12 @@ pub fn engines_for(args: &BenchArgs) -> anyhow::Result<Vec<Box<dyn BackendFactor
 
 /// The ranking of `--arm vector` or `hybrid` (`None` for text: the plain BM25 path).
 fn arm_ranking(args: &BenchArgs) -> anyhow::Result<Option<Retrieval>> {
+    if args.depth.is_some() && args.arm != "hybrid" {
+        bail!(
+            "--depth is how deep --arm hybrid reads each stream it fuses; --arm {} fuses none",
+            args.arm
+        );
+    }
     let streams = match args.arm.as_str() {
         "vector" => vec![StreamSpec::Vector],
         "hybrid" => vec![StreamSpec::bm25(heddle::Field::Flat), StreamSpec::Vector],
@@ -281,6 +293,7 @@ fn arm_ranking(args: &BenchArgs) -> anyhow::Result<Option<Retrieval>> {
     r.streams = streams;
     r.query_vectors = Some(crate::cli::encoder_by_name(&args.encoder)?);
     r.effort = crate::cli::ranking::vector_effort(&args.vector_search, args.ef as usize);
+    r.rrf.depth = args.depth.map(|d| d as usize);
     Ok(Some(r))
 }
 
@@ -708,11 +721,19 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         ranking: match &args.arm[..] {
             "text" => None,
             arm => Some(format!(
-                "the {arm} arm (encoder {}, {} vector search{})",
+                "the {arm} arm (encoder {}, {} vector search{}{})",
                 args.encoder,
                 args.vector_search,
                 match args.vector_search.as_str() {
                     "hnsw" => format!(", ef {}", args.ef),
+                    _ => String::new(),
+                },
+                match arm {
+                    "hybrid" => format!(
+                        ", each stream fused {} deep",
+                        args.depth
+                            .map_or(crate::quality::DEFAULT_FUSION_DEPTH, |d| d as usize)
+                    ),
                     _ => String::new(),
                 }
             )),
@@ -720,4 +741,49 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         max_others_cpu: args.max_others_cpu,
         max_lag_ratio: args.max_lag_ratio,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    fn bench_args(extra: &[&str]) -> BenchArgs {
+        let base = ["bench", "--index", "idx", "--queries", "q.jsonl"];
+        let args = Command::try_parse_from(base.iter().chain(extra)).unwrap();
+        args.bench
+    }
+
+    #[test]
+    fn the_hybrid_arm_fuses_each_stream_to_the_depth_asked_for() {
+        let depth = |extra: &[&str]| {
+            let args =
+                bench_args(&[&["--arm", "hybrid", "--encoder", "hashing:8"], extra].concat());
+            arm_ranking(&args).unwrap().unwrap().depth()
+        };
+        assert_eq!(depth(&[]), Some(crate::quality::DEFAULT_FUSION_DEPTH));
+        assert_eq!(depth(&["--depth", "100"]), Some(100));
+        // Fewer than the hits asked for is still what was asked (as `quality --depth`).
+        assert_eq!(depth(&["--depth", "3", "--k", "10"]), Some(3));
+    }
+
+    #[test]
+    fn depth_is_refused_where_nothing_is_fused() {
+        for arm in ["text", "vector"] {
+            let args = bench_args(&["--arm", arm, "--encoder", "hashing:8", "--depth", "100"]);
+            let error = arm_ranking(&args).unwrap_err().to_string();
+            assert!(error.contains("--depth"), "{error}");
+        }
+        assert!(
+            Command::try_parse_from(["bench", "--index", "i", "--queries", "q", "--depth", "0"])
+                .is_err()
+        );
+    }
 }
