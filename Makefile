@@ -151,6 +151,13 @@ hybrid: build
 int8-quality: build
 	bash scripts/int8-quality.sh
 
+# What the hybrid arm's nDCG@10 and R@100 lose when each stream is read less deep than
+# 1,000 (scripts/fusion-depth.sh): SciFact and SciFact known-item, each depth against
+# 1,000 with paired-bootstrap intervals. Encodes both sets once (cached).
+.PHONY: fusion-depth
+fusion-depth: build
+	bash scripts/fusion-depth.sh
+
 # Issue 16's three arms at full scale (scripts/arms-scale.sh): the 171k synthetic corpus
 # encoded once (about 1 h 50 min of both cores the first time; cached and resumable),
 # the vector graph's recall on its real embeddings, and each arm's ladder at 10,000 requests a rung
