@@ -26,14 +26,11 @@ PAUSE=()
 [ -n "${INT8_PAUSE_WHILE:-}" ] && PAUSE=(--pause-while "$INT8_PAUSE_WHILE")
 mkdir -p "$OUT"
 
-python3 scripts/known-item-set.py "$SCIFACT" "$OUT/known-item-data" --count 1000 --seed 32
+source scripts/judged-sets.sh
+make_judged_sets "$OUT"
 
-for set in scifact known-item; do
-  case $set in
-    scifact) data=$SCIFACT; remove=(--remove-query) ;;
-    known-item) data=$OUT/known-item-data; remove=() ;;
-  esac
-  qrels=$data/qrels/test.tsv
+for set in $JUDGED_SETS; do
+  judged_set "$set" "$OUT"
   dir=$OUT/$set
   mkdir -p "$dir"
   echo "===== $set"
