@@ -17,7 +17,7 @@ use heddle::{Bm25Params, Field, Hit, SearchEffort, SearchOptions, Searcher, Vect
 
 use super::query_vectors::QueryVectors;
 use super::run::RunEntry;
-use super::ties::{Ids, order_ties};
+use super::ties::{Ids, order_rrf_ties, order_ties};
 
 /// Where one request's time went: the query's vector, each kind of stream's search,
 /// and the rest (fusion, tie order, reading the kept hits' ids and titles).
@@ -429,7 +429,7 @@ impl Retrieval {
         let mut ids: Ids = HashMap::new();
         let mut scored: Vec<Vec<(u64, f64)>> = Vec::with_capacity(self.streams.len());
         for spec in &self.streams {
-            let mut docs = if self.remove_query {
+            let docs = if self.remove_query {
                 let hits = self.search(searcher, spec, query_id, text, vector, depth, parts)?;
                 let docs = hits.iter().map(|h| (h.doc, h.score)).collect();
                 for h in hits {
@@ -442,11 +442,19 @@ impl Retrieval {
                 docs.truncate(depth);
                 docs
             };
-            // RRF reads ranks: each stream in the order its run file is read in.
-            if self.combine == Combine::Rrf {
-                order_ties(&mut docs, usize::MAX, |&d| d, searcher, &mut ids)?;
-            }
             scored.push(docs);
+        }
+        // RRF reads ranks: each stream in the order its run file is read in, where that
+        // order can change what is kept.
+        if self.combine == Combine::Rrf {
+            order_rrf_ties(
+                &mut scored,
+                &self.weights,
+                self.rrf.k,
+                self.hits,
+                searcher,
+                &mut ids,
+            )?;
         }
         let scored_streams = || -> Vec<ScoredStream<u64>> {
             scored
