@@ -301,6 +301,9 @@ fn walk_segment(
     with_visited(|visited| segment.walk(layers, query, ef, visited, stats))
 }
 
+/// Rows fetched ahead of the one being scored.
+const PREFETCH_AHEAD: usize = 4;
+
 /// One segment being walked.
 pub(crate) struct Segment<'a> {
     pub rows: Rows<'a>,
@@ -394,13 +397,17 @@ impl Segment<'_> {
             let mut count = 0;
             for n in layers.neighbours(0, c.doc).iter() {
                 if visited.insert(n) && count < fresh.len() {
-                    let row = self.row(n)?;
-                    super::dot::prefetch(row);
-                    fresh[count] = (n, row);
+                    fresh[count] = (n, self.row(n)?);
                     count += 1;
                 }
             }
-            for &(n, row) in &fresh[..count] {
+            for &(_, row) in &fresh[..count.min(PREFETCH_AHEAD)] {
+                super::dot::prefetch(row);
+            }
+            for (i, &(n, row)) in fresh[..count].iter().enumerate() {
+                if let Some(&(_, ahead)) = fresh[..count].get(i + PREFETCH_AHEAD) {
+                    super::dot::prefetch(ahead);
+                }
                 let s = self.score_row(query, n, row, stats)?;
                 if kept.len() < ef || kept.peek().is_some_and(|w| s > w.0) {
                     // A deleted document is a way through, never a hit.
