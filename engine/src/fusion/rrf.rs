@@ -71,13 +71,18 @@ impl Rrf {
         // Every vote as (key, stream, its share), then grouped by key and stream: one
         // sort of a flat list, where a map of lists allocated once per key cost more than
         // the rest of a 1,000-deep fusion.
-        let mut votes: Vec<(&K, usize, f64)> = Vec::new();
+        let depth = |s: &Stream<'_, K>| self.depth.unwrap_or(usize::MAX).min(s.ranked.len());
+        let mut votes: Vec<(&K, usize, f64)> = Vec::with_capacity(streams.iter().map(&depth).sum());
         for (s, stream) in streams.iter().enumerate().filter(|(_, s)| s.weight > 0.0) {
-            let depth = self.depth.unwrap_or(usize::MAX).min(stream.ranked.len());
-            votes.extend(stream.ranked[..depth].iter().enumerate().map(|(i, key)| {
-                let rank = (i + 1) as f64;
-                (key, s, stream.weight / (self.k + rank))
-            }));
+            votes.extend(
+                stream.ranked[..depth(stream)]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, key)| {
+                        let rank = (i + 1) as f64;
+                        (key, s, stream.weight / (self.k + rank))
+                    }),
+            );
         }
         // A stable sort: within one key and stream the best place stays first, and is
         // the one vote kept.

@@ -301,7 +301,10 @@ fn walk_segment(
     with_visited(|visited| segment.walk(layers, query, ef, visited, stats))
 }
 
-/// Rows fetched ahead of the one being scored.
+/// Rows fetched ahead of the one being scored. Fetching every fresh neighbour's whole
+/// row at once stalled a 1,000-deep walk on the fetches themselves; four ahead overlaps
+/// the loads with the dot products (8 measured slower, 2 no different: docs/RESULTS.md,
+/// "The vector and hybrid arms at 171k with the graph").
 const PREFETCH_AHEAD: usize = 4;
 
 /// One segment being walked.

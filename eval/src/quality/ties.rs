@@ -25,29 +25,35 @@ pub(super) fn order_ties<T>(
     searcher: &Searcher,
     ids: &mut Ids,
 ) -> heddle::Result<()> {
-    let mut start = 0;
-    while start < ranked.len().min(limit) {
-        let score = key(&ranked[start]).1;
-        let end = start
-            + ranked[start..]
-                .iter()
-                .take_while(|t| key(t).1.total_cmp(&score).is_eq())
-                .count();
-        if end - start > 1 {
-            for t in &ranked[start..end] {
-                let (doc, score) = key(t);
-                if let std::collections::hash_map::Entry::Vacant(e) = ids.entry(doc) {
-                    let hit = searcher.resolve(doc, score)?;
-                    e.insert((hit.id, hit.title));
-                }
-            }
-            ranked[start..end].sort_by(|a, b| {
-                let id = |t: &T| ids[&key(t).0].0.as_bytes();
-                id(b).cmp(id(a))
-            });
-        }
-        start = end;
+    let groups: Vec<(usize, usize)> = equal_runs(ranked, |t| key(t).1)
+        .take_while(|&(start, _)| start < limit)
+        .filter(|&(start, end)| end - start > 1)
+        .collect();
+    for (start, end) in groups {
+        order_group(&mut ranked[start..end], &key, searcher, ids)?;
     }
+    Ok(())
+}
+
+/// Puts one group of equal scores in trec_eval's order: external id, descending, each
+/// id read once into `ids`.
+fn order_group<T>(
+    group: &mut [T],
+    key: &impl Fn(&T) -> (u64, f64),
+    searcher: &Searcher,
+    ids: &mut Ids,
+) -> heddle::Result<()> {
+    for t in group.iter() {
+        let (doc, score) = key(t);
+        if let std::collections::hash_map::Entry::Vacant(e) = ids.entry(doc) {
+            let hit = searcher.resolve(doc, score)?;
+            e.insert((hit.id, hit.title));
+        }
+    }
+    group.sort_by(|a, b| {
+        let id = |t: &T| ids[&key(t).0].0.as_bytes();
+        id(b).cmp(id(a))
+    });
     Ok(())
 }
 
@@ -74,7 +80,7 @@ pub(super) fn order_rrf_ties(
     let needed = rrf_groups_to_order(streams, weights, k, hits);
     for (docs, groups) in streams.iter_mut().zip(needed) {
         for (start, end) in groups {
-            order_ties(&mut docs[start..end], usize::MAX, |&d| d, searcher, ids)?;
+            order_group(&mut docs[start..end], &|&d| d, searcher, ids)?;
         }
     }
     Ok(())
@@ -90,7 +96,15 @@ pub(super) fn rrf_groups_to_order(
     hits: usize,
 ) -> Vec<Vec<(usize, usize)>> {
     // Each stream's runs of equal scores (a lone score is a run of one).
-    let runs: Vec<Vec<(usize, usize)>> = streams.iter().map(|docs| equal_runs(docs)).collect();
+    let runs: Vec<Vec<(usize, usize)>> = streams
+        .iter()
+        .map(|docs| equal_runs(docs, |&(_, score)| score).collect())
+        .collect();
+    // Where no voting stream ties, nothing needs an order (and no bound is worth taking).
+    let ties = |s: usize| runs[s].iter().any(|&(start, end)| end - start > 1);
+    if !(0..streams.len()).any(|s| weights[s] > 0.0 && ties(s)) {
+        return vec![Vec::new(); streams.len()];
+    }
     // Every vote's floor and ceiling: (doc, stream, floor, ceiling), a document's first
     // place in a stream being the one that votes, as in the fusion.
     let mut votes: Vec<(u64, usize, f64, f64)> = Vec::new();
@@ -155,21 +169,24 @@ pub(super) fn rrf_groups_to_order(
         .collect()
 }
 
-/// The runs of equal scores in `docs` (best first), as `start..end`.
-fn equal_runs(docs: &[(u64, f64)]) -> Vec<(usize, usize)> {
-    let mut runs = Vec::new();
+/// The runs of equal scores in `ranked` (best first), as `start..end`, in order; a lone
+/// score is a run of one. Lazy, so a caller that stops early reads no further.
+fn equal_runs<'a, T>(
+    ranked: &'a [T],
+    score: impl Fn(&T) -> f64 + 'a,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
     let mut start = 0;
-    while start < docs.len() {
-        let score = docs[start].1;
+    std::iter::from_fn(move || {
+        let first = score(ranked.get(start)?);
         let end = start
-            + docs[start..]
+            + ranked[start..]
                 .iter()
-                .take_while(|(_, s)| s.total_cmp(&score).is_eq())
+                .take_while(|t| score(t).total_cmp(&first).is_eq())
                 .count();
-        runs.push((start, end));
+        let run = (start, end);
         start = end;
-    }
-    runs
+        Some(run)
+    })
 }
 
 #[cfg(test)]
@@ -253,18 +270,20 @@ mod tests {
 
             let mut every: Vec<Vec<(u64, f64)>> = streams.clone();
             for docs in &mut every {
-                let runs: Vec<(usize, usize)> = equal_runs(docs);
+                let runs: Vec<(usize, usize)> = equal_runs(docs, |&(_, s)| s).collect();
                 order(docs, &runs);
             }
             let needed = rrf_groups_to_order(&streams, &weights, k, hits);
             let mut some: Vec<Vec<(u64, f64)>> = streams.clone();
             for ((docs, groups), all) in some.iter_mut().zip(&needed).zip(&every) {
                 order(docs, groups);
-                let tied = equal_runs(all).iter().filter(|(a, b)| b - a > 1).count();
+                let tied = equal_runs(all, |&(_, s)| s)
+                    .filter(|(a, b)| b - a > 1)
+                    .count();
                 ordered += groups.len();
                 left_alone += tied - groups.len();
                 // What is left alone is shuffled again: its order must not matter.
-                for &(start, end) in &equal_runs(all) {
+                for (start, end) in equal_runs(all, |&(_, s)| s) {
                     if end - start > 1 && !groups.contains(&(start, end)) {
                         docs[start..end].shuffle(&mut rng);
                     }
