@@ -163,8 +163,13 @@ pub fn graph(bytes: &[u8]) {
     let Ok(table) = crate::vectors::VectorTable::open(path, &body, docs, dim) else {
         return;
     };
+    let rows = table.rows(&body);
+    let Ok(codes) = crate::vectors::Codes::of(rows, path) else {
+        return;
+    };
     let segment = crate::vectors::WalkedSegment {
-        rows: table.rows(&body),
+        rows,
+        codes: &codes,
         path,
         deleted: &|d| d % 3 == 0,
     };

@@ -1,19 +1,24 @@
 //! Approximate maximum-inner-product search: in each segment with a graph file, a walk
 //! from the graph's entry point down its layers towards the query, keeping the best
 //! `ef` live documents it meets on layer 0 ([`SearchEffort`]); segments without one
-//! (small ones) are scanned exactly. Every score is the dot product of the query with
-//! the document's row in the vectors file, by the same kernel as exact search's, and the
-//! hits go through the same top-k heap and tie-break, so a document found has exactly
-//! its exact score, and [`SearchEffort::Exhaustive`] gives exactly the exact answer.
+//! (small ones) are scanned exactly. The walk is steered by the rows' 8-bit codes
+//! ([`super::codes`]: a quarter of the memory to read per row), and the documents it
+//! keeps are then rescored from their rows. So every score returned is the dot product
+//! of the query with the document's row in the vectors file, by the same kernel as exact
+//! search's, and the hits go through the same top-k heap and tie-break: a document found
+//! has exactly its exact score, and [`SearchEffort::Exhaustive`] gives exactly the exact
+//! answer. The codes decide only which documents are found.
 //!
 //! A segment gives at least `k` live hits (or all it has): deleted documents are walked
 //! through but never kept, and a walk that ends with fewer (a graph cut in two by its
 //! pruning, or a segment mostly deleted) is followed by an exact scan of that segment,
 //! so a search returns as many hits as an exact one.
 
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
 
+use super::codes::{CodedQuery, Codes};
 use super::exact::{check_query_dim, overflowed, scan};
 use super::file::Rows;
 use super::graph::GraphLayers;
@@ -91,12 +96,17 @@ pub struct VectorSearchStats {
     /// Segments scanned exactly (no graph, the exhaustive effort, or a walk that found
     /// fewer live documents than asked).
     pub segments_scanned: usize,
-    /// Document rows scored (deleted ones included), over all segments.
+    /// Document rows scored (deleted ones included), over all segments: a walk's steps
+    /// scored by codes, its kept documents rescored, and every row of a scan.
     pub rows_scored: u64,
     /// Segments walked a second time because every hit of the first walk, asked for the
     /// segment's share of the top k, ranked in the merged top k (their rows are in
     /// `rows_scored`; the segments are counted once in `segments_walked`).
     pub rewalks: usize,
+    /// Walks done again on the rows themselves because the codes could not tell the
+    /// documents kept apart (near-duplicates: [`super::codes`]); their rows are in
+    /// `rows_scored`.
+    pub row_walks: usize,
 }
 
 /// The approximate top `k` of `snapshot` for `query` (checked against the index's
@@ -295,21 +305,25 @@ fn walk_segment(
     let layers = graph.layers()?;
     let segment = Segment {
         rows: vectors.rows()?,
+        codes: vectors.codes()?,
         path: vectors.path(),
         deleted: &|doc| live.is_deleted(doc),
     };
     with_visited(|visited| segment.walk(layers, query, ef, visited, stats))
 }
 
-/// Rows fetched ahead of the one being scored. Fetching every fresh neighbour's whole
-/// row at once stalled a 1,000-deep walk on the fetches themselves; four ahead overlaps
-/// the loads with the dot products (8 measured slower, 2 no different: docs/RESULTS.md,
-/// "The vector and hybrid arms at 171k with the graph").
+/// Rows (or codes) fetched ahead of the one being scored. Fetching every fresh
+/// neighbour's whole row at once stalled a 1,000-deep walk on the fetches themselves;
+/// four ahead overlaps the loads with the dot products (8 measured slower, 2 no
+/// different: docs/RESULTS.md, "The vector and hybrid arms at 171k with the graph"; with
+/// 8-bit codes 8 and 16 were no different either).
 const PREFETCH_AHEAD: usize = 4;
 
 /// One segment being walked.
 pub(crate) struct Segment<'a> {
     pub rows: Rows<'a>,
+    /// The rows' codes, which steer the walk.
+    pub codes: &'a Codes,
     /// Its vectors file, which holds the rows scored.
     pub path: &'a Path,
     /// Whether a document is deleted.
@@ -326,6 +340,46 @@ impl Segment<'_> {
             what: "vectors",
             detail: format!("the graph names document {doc} of {}", self.rows.len()),
         })
+    }
+
+    /// Document `doc`'s codes (see [`Segment::row`] on the error).
+    #[inline]
+    fn code(&self, doc: u32) -> Result<&[u8]> {
+        self.codes.code(doc).ok_or_else(|| Error::Corrupt {
+            path: self.path.to_path_buf(),
+            what: "vectors",
+            detail: format!("the graph names document {doc} of {}", self.rows.len()),
+        })
+    }
+
+    /// What `steering` reads of document `doc`: its codes or its row.
+    #[inline]
+    fn bytes(&self, steering: &Steering<'_>, doc: u32) -> Result<&[u8]> {
+        match steering {
+            Steering::Codes(_) => self.code(doc),
+            Steering::Rows(_) => self.row(doc),
+        }
+    }
+
+    /// Document `doc`'s score as `steering` sees it, from `bytes` (its codes or row).
+    #[inline]
+    fn steer(
+        &self,
+        steering: &Steering<'_>,
+        doc: u32,
+        bytes: &[u8],
+        stats: &mut VectorSearchStats,
+    ) -> Result<Scored> {
+        match steering {
+            Steering::Codes(coded) => {
+                stats.rows_scored += 1;
+                Ok(Scored {
+                    score: sane(coded.score(bytes)),
+                    doc,
+                })
+            }
+            Steering::Rows(query) => self.score_row(query, doc, bytes, stats),
+        }
     }
 
     /// `query · row(doc)`, an error if the row holds a value that is not a number.
@@ -354,9 +408,12 @@ impl Segment<'_> {
         })
     }
 
-    /// The best `ef` live documents a walk of `layers` finds, best first: one greedy
-    /// step at a time down to layer 1, then a best-first search of layer 0 that stops
-    /// when the nearest unexplored document is worse than the `ef`-th kept.
+    /// The best `ef` live documents a walk of `layers` finds, best first by their exact
+    /// scores. The walk is steered by the rows' codes, and the documents it keeps, with
+    /// those within the codes' margin below the last of them, are rescored from their
+    /// rows. Where the codes cannot tell the kept documents apart (their coded scores
+    /// all within twice the margin: near-duplicates of one another), the walk is done
+    /// again on the rows themselves, since codes would have steered it blind.
     pub(crate) fn walk(
         &self,
         layers: GraphLayers<'_>,
@@ -365,12 +422,63 @@ impl Segment<'_> {
         visited: &mut Visited,
         stats: &mut VectorSearchStats,
     ) -> Result<Vec<Scored>> {
-        let mut nearest = self.score(query, layers.entry(), stats)?;
+        let coded = self.codes.query(query);
+        let margin = coded.margin();
+        let Walked { kept, mut near } =
+            self.search_layers(layers, &Steering::Codes(&coded), ef, visited, stats)?;
+        let worst = kept.peek().map(|r| r.0.score);
+        let best = kept.iter().map(|r| r.0).max().map(|s| s.score);
+        if let (Some(worst), Some(best)) = (worst, best)
+            && kept.len() >= 2
+            && best - worst < 2.0 * margin
+        {
+            stats.row_walks += 1;
+            let walked = self.search_layers(layers, &Steering::Rows(query), ef, visited, stats)?;
+            let mut out: Vec<Scored> = walked.kept.into_iter().map(|r| r.0).collect();
+            out.sort_unstable_by(|a, b| b.cmp(a));
+            return Ok(out);
+        }
+        // Rescored from the rows, fetched ahead as the walk's codes were; the best `ef`
+        // by exact score stand.
+        if kept.len() >= ef
+            && let Some(worst) = worst
+        {
+            let floor = worst - margin;
+            near.retain(|s| s.score >= floor);
+        }
+        let mut out = Vec::with_capacity(near.len());
+        for s in near.iter().take(PREFETCH_AHEAD) {
+            super::dot::prefetch(self.row(s.doc)?);
+        }
+        for (i, s) in near.iter().enumerate() {
+            if let Some(ahead) = near.get(i + PREFETCH_AHEAD) {
+                super::dot::prefetch(self.row(ahead.doc)?);
+            }
+            out.push(self.score(query, s.doc, stats)?);
+        }
+        out.sort_unstable_by(|a, b| b.cmp(a));
+        out.truncate(ef);
+        Ok(out)
+    }
+
+    /// One walk of `layers` by `steering`'s scores: one greedy step at a time down to
+    /// layer 1, then a best-first search of layer 0 that stops when the nearest
+    /// unexplored document is worse than the `ef`-th kept.
+    fn search_layers(
+        &self,
+        layers: GraphLayers<'_>,
+        steering: &Steering<'_>,
+        ef: usize,
+        visited: &mut Visited,
+        stats: &mut VectorSearchStats,
+    ) -> Result<Walked> {
+        let entry = layers.entry();
+        let mut nearest = self.steer(steering, entry, self.bytes(steering, entry)?, stats)?;
         for l in (1..layers.len()).rev() {
             loop {
                 let mut moved = false;
                 for n in layers.neighbours(l, nearest.doc).iter() {
-                    let s = self.score(query, n, stats)?;
+                    let s = self.steer(steering, n, self.bytes(steering, n)?, stats)?;
                     if s > nearest {
                         nearest = s;
                         moved = true;
@@ -384,13 +492,24 @@ impl Segment<'_> {
         visited.reset(self.rows.len());
         visited.insert(nearest.doc);
         let mut candidates: BinaryHeap<Scored> = BinaryHeap::with_capacity(4 * ef);
-        let mut kept: BinaryHeap<std::cmp::Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+        let mut kept: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(ef + 1);
+        // Steered by codes: every live document whose coded score came within the
+        // codes' margin of being kept, rescored at the end, so that one the codes
+        // ranked just below the `ef`-th still gets its exact chance.
+        let margin = match steering {
+            Steering::Codes(coded) => Some(coded.margin()),
+            Steering::Rows(_) => None,
+        };
+        let mut near: Vec<Scored> = Vec::with_capacity(if margin.is_some() { 2 * ef } else { 0 });
         candidates.push(nearest);
         if !(self.deleted)(nearest.doc) {
-            kept.push(std::cmp::Reverse(nearest));
+            kept.push(Reverse(nearest));
+            if margin.is_some() {
+                near.push(nearest);
+            }
         }
         // The unvisited neighbours of the document being expanded (at most 2m ≤ 256),
-        // with their rows, fetched once: prefetched, then scored.
+        // with what is scored of them, fetched once: prefetched, then scored.
         let mut fresh: [(u32, &[u8]); 2 * super::graph::MAX_M as usize] =
             [(0, &[]); 2 * super::graph::MAX_M as usize];
         while let Some(c) = candidates.pop() {
@@ -400,23 +519,32 @@ impl Segment<'_> {
             let mut count = 0;
             for n in layers.neighbours(0, c.doc).iter() {
                 if visited.insert(n) && count < fresh.len() {
-                    fresh[count] = (n, self.row(n)?);
+                    fresh[count] = (n, self.bytes(steering, n)?);
                     count += 1;
                 }
             }
-            for &(_, row) in &fresh[..count.min(PREFETCH_AHEAD)] {
-                super::dot::prefetch(row);
+            for &(_, bytes) in &fresh[..count.min(PREFETCH_AHEAD)] {
+                super::dot::prefetch(bytes);
             }
-            for (i, &(n, row)) in fresh[..count].iter().enumerate() {
+            for (i, &(n, bytes)) in fresh[..count].iter().enumerate() {
                 if let Some(&(_, ahead)) = fresh[..count].get(i + PREFETCH_AHEAD) {
                     super::dot::prefetch(ahead);
                 }
-                let s = self.score_row(query, n, row, stats)?;
-                if kept.len() < ef || kept.peek().is_some_and(|w| s > w.0) {
-                    // A deleted document is a way through, never a hit.
+                let s = self.steer(steering, n, bytes, stats)?;
+                // The `ef`-th kept, once there are `ef`.
+                let worst = kept.peek().filter(|_| kept.len() >= ef).map(|w| w.0);
+                // A deleted document is a way through, never a hit.
+                let live = !(self.deleted)(n);
+                if let Some(margin) = margin
+                    && live
+                    && worst.is_none_or(|w| s.score >= w.score - margin)
+                {
+                    near.push(s);
+                }
+                if worst.is_none_or(|w| s > w) {
                     candidates.push(s);
-                    if !(self.deleted)(n) {
-                        kept.push(std::cmp::Reverse(s));
+                    if live {
+                        kept.push(Reverse(s));
                         if kept.len() > ef {
                             kept.pop();
                         }
@@ -424,10 +552,25 @@ impl Segment<'_> {
                 }
             }
         }
-        let mut out: Vec<Scored> = kept.into_iter().map(|r| r.0).collect();
-        out.sort_unstable_by(|a, b| b.cmp(a));
-        Ok(out)
+        Ok(Walked { kept, near })
     }
+}
+
+/// What a walk's scores come from.
+enum Steering<'q> {
+    /// The rows' codes, scaled for this query: cheap to read, approximate.
+    Codes(&'q CodedQuery),
+    /// The rows themselves against this query: exact.
+    Rows(&'q [f32]),
+}
+
+/// What one walk of a segment found.
+struct Walked {
+    /// The best `ef` live documents by the walk's scores (the worst on top).
+    kept: BinaryHeap<Reverse<Scored>>,
+    /// Steered by codes: every live document met within the margin of being kept, the
+    /// kept ones included (empty when steered by rows).
+    near: Vec<Scored>,
 }
 
 #[cfg(test)]

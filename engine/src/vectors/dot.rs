@@ -55,6 +55,24 @@ pub(crate) fn dot_rows(a: &[u8], b: &[u8]) -> f32 {
     portable(&a, b)
 }
 
+/// `Σ weights[i] · codes[i]` over the shorter of the two: a query's weights against one
+/// row's 8-bit codes ([`super::codes`]). The same dispatch as [`dot`]: one path a
+/// process, partial sums added in a fixed order, so a row's coded score is the same on
+/// every call.
+#[inline]
+pub(crate) fn dot_codes(weights: &[f32], codes: &[u8]) -> f32 {
+    let n = weights.len().min(codes.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2_fma() {
+            // SAFETY: AVX2 and FMA were detected on this CPU just above, and both
+            // slices hold at least `n` values.
+            return unsafe { avx2::dot_codes(weights.as_ptr(), codes.as_ptr(), n) };
+        }
+    }
+    portable_codes(&weights[..n], &codes[..n])
+}
+
 /// Asks the CPU to start loading `row` into its caches. A graph walk scores the rows of
 /// a document's neighbours, scattered through the vectors file: asking for all of them
 /// before scoring the first overlaps their memory latency instead of paying it one row
@@ -115,6 +133,23 @@ fn portable(query: &[f32], row: &[u8]) -> f32 {
     // Summed in lane order. A pairwise tree looks faster but made LLVM keep the lanes
     // in 2-wide halves of the registers for the whole loop (half the throughput), as
     // `rustc -O --emit asm` shows; in order, the loop is four 4-wide mulps/addps.
+    acc.iter().sum::<f32>() + tail
+}
+
+/// The portable coded kernel: sixteen independent accumulators, as [`portable`].
+fn portable_codes(weights: &[f32], codes: &[u8]) -> f32 {
+    let (w_blocks, w_tail) = weights.as_chunks::<LANES>();
+    let (c_blocks, c_tail) = codes.as_chunks::<LANES>();
+    let mut acc = [0f32; LANES];
+    for (w, c) in w_blocks.iter().zip(c_blocks) {
+        for ((a, &x), &b) in acc.iter_mut().zip(w).zip(c) {
+            *a += x * f32::from(b);
+        }
+    }
+    let mut tail = 0f32;
+    for (&x, &b) in w_tail.iter().zip(c_tail) {
+        tail += x * f32::from(b);
+    }
     acc.iter().sum::<f32>() + tail
 }
 
@@ -184,6 +219,71 @@ mod avx2 {
             let mut total = _mm_cvtss_f32(one);
             while i < n {
                 total += query.add(i).read_unaligned() * row.add(i).read_unaligned();
+                i += 1;
+            }
+            total
+        }
+    }
+
+    /// Eight codes at `codes`, widened to f32s.
+    ///
+    /// # Safety
+    /// AVX2 must be supported; `codes` must be valid for 8 byte reads.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn widen(codes: *const u8) -> __m256 {
+        // SAFETY: the caller's promise; `loadl_epi64` reads 8 bytes, unaligned.
+        unsafe { _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(codes.cast()))) }
+    }
+
+    /// `Σ weights[i] · codes[i]` for `i < n`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; `weights` must be valid for `n` f32 reads and
+    /// `codes` for `n` byte reads (no alignment needed).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn dot_codes(weights: *const f32, codes: *const u8, n: usize) -> f32 {
+        let mut i = 0;
+        // SAFETY (every load below): `i + 32 <= n` (or `i + 8 <= n`, or `i < n` for the
+        // scalar tail) before each read at offset `i`; both pointers are valid for `n`
+        // values by the caller's promise, and every load is unaligned.
+        unsafe {
+            let (mut a0, mut a1, mut a2, mut a3) = (
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+            );
+            while i + 32 <= n {
+                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(weights.add(i)), widen(codes.add(i)), a0);
+                a1 = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(weights.add(i + 8)),
+                    widen(codes.add(i + 8)),
+                    a1,
+                );
+                a2 = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(weights.add(i + 16)),
+                    widen(codes.add(i + 16)),
+                    a2,
+                );
+                a3 = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(weights.add(i + 24)),
+                    widen(codes.add(i + 24)),
+                    a3,
+                );
+                i += 32;
+            }
+            while i + 8 <= n {
+                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(weights.add(i)), widen(codes.add(i)), a0);
+                i += 8;
+            }
+            let sum = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+            let half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+            let pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
+            let one = _mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 0b01));
+            let mut total = _mm_cvtss_f32(one);
+            while i < n {
+                total += weights.add(i).read_unaligned() * f32::from(codes.add(i).read());
                 i += 1;
             }
             total
@@ -276,6 +376,42 @@ mod tests {
             }
         }
         assert_eq!(kernel_name(), "avx2+fma");
+    }
+
+    /// The coded kernel: both paths against an f64 sum at every length around the
+    /// register blocks, every code value, and the AVX2 one repeatable bit for bit.
+    #[test]
+    fn both_coded_kernels_match_a_naive_sum_at_every_length() {
+        for n in 0..200 {
+            let (w, _) = vectors(n, 500 + n as u64);
+            let codes: Vec<u8> = (0..n).map(|i| ((i * 37 + n) % 256) as u8).collect();
+            let naive: f64 = w
+                .iter()
+                .zip(&codes)
+                .map(|(&a, &b)| f64::from(a) * f64::from(b))
+                .sum();
+            let magnitude: f64 = w
+                .iter()
+                .zip(&codes)
+                .map(|(&a, &b)| (f64::from(a) * f64::from(b)).abs())
+                .sum();
+            let tolerance =
+                4.0 * n.max(1) as f64 * f64::from(f32::EPSILON) * magnitude + f64::MIN_POSITIVE;
+            let fast = dot_codes(&w, &codes);
+            assert_eq!(fast.to_bits(), dot_codes(&w, &codes).to_bits(), "n {n}");
+            for (name, got) in [
+                ("dispatched", fast),
+                ("portable", portable_codes(&w, &codes)),
+            ] {
+                assert!(
+                    (f64::from(got) - naive).abs() <= tolerance,
+                    "{name} n {n}: {got} vs {naive} (tolerance {tolerance})"
+                );
+            }
+        }
+        // A longer side is cut to the shorter.
+        assert_eq!(dot_codes(&[1.0, 2.0, 3.0], &[4, 5]), 14.0);
+        assert_eq!(dot_codes(&[1.0], &[4, 5]), 4.0);
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! index below `docs` always names a whole row.
 
 use std::path::Path;
+use std::sync::OnceLock;
+
+use super::codes::Codes;
 
 use crate::error::{Error, Result};
 use crate::segment::bytes::ByteReader;
@@ -172,10 +175,14 @@ pub(crate) fn non_finite_in(row: &[u8]) -> Option<(usize, f32)> {
 }
 
 /// A segment's open vectors file: footer and header checked at open, rows verified the
-/// first time a search reads them.
+/// first time a search reads them, and coded for graph walks the first time one walks
+/// the segment.
 pub(crate) struct VectorsFile {
     file: CheckedFile,
     table: VectorTable,
+    /// The outcome of the first [`VectorsFile::codes`]: the file is immutable, so it
+    /// stands.
+    codes: OnceLock<Result<Codes>>,
 }
 
 impl VectorsFile {
@@ -186,7 +193,11 @@ impl VectorsFile {
         let file = CheckedFile::open(path)?;
         file.check(0..HEADER_LEN)?;
         let table = VectorTable::open(file.path(), file.body(), docs, dim)?;
-        Ok(VectorsFile { file, table })
+        Ok(VectorsFile {
+            file,
+            table,
+            codes: OnceLock::new(),
+        })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -198,6 +209,16 @@ impl VectorsFile {
     pub(crate) fn rows(&self) -> Result<Rows<'_>> {
         self.file.check(self.table.rows_range())?;
         Ok(self.table.rows(self.file.body()))
+    }
+
+    /// Every row's 8-bit codes, which steer graph walks: the first call verifies the rows
+    /// and codes them (one pass over the file, a quarter of its size held in memory),
+    /// later ones reuse its outcome.
+    pub(crate) fn codes(&self) -> Result<&Codes> {
+        let codes = self
+            .codes
+            .get_or_init(|| Codes::of(self.rows()?, self.path()));
+        codes.as_ref().map_err(Error::clone)
     }
 }
 

@@ -14,11 +14,13 @@
 //! (`graph`): its documents linked to their nearest neighbours on a stack of layers
 //! (HNSW, `hnsw`), built when the segment is (`build`: at a flush from the rows in
 //! memory, at a merge from the file just written). An approximate search (`ann`) walks
-//! each such segment's graph from its entry point towards the query, scoring a few
-//! thousand rows, and scans the other segments exactly.
+//! each such segment's graph from its entry point towards the query, steered by 8-bit
+//! codes of its rows (`codes`), rescoring the documents it keeps from their rows, and
+//! scans the other segments exactly.
 
 mod ann;
 mod build;
+mod codes;
 pub(crate) mod dot;
 pub(crate) mod exact;
 mod file;
@@ -32,6 +34,7 @@ pub use ann::{DEFAULT_EF, SearchEffort, VectorSearchOptions, VectorSearchStats};
 pub(crate) use ann::{Segment as WalkedSegment, top_k as approximate_top_k};
 pub use build::{DEFAULT_EF_CONSTRUCTION, DEFAULT_GRAPH_MIN_DOCS, DEFAULT_M, GraphSettings};
 pub(crate) use build::{graph_body, write_merged_graph};
+pub(crate) use codes::Codes;
 pub use dot::kernel_name as dot_kernel;
 pub(crate) use file::{VectorTable, VectorsFile, encode_rows};
 pub(crate) use graph::{GraphFile, GraphHeader};
