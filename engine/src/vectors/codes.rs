@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use super::file::Rows;
+use super::file::{Rows, non_finite_in};
 use crate::error::{Error, Result};
 
 /// Largest code: the 256 levels of a byte.
@@ -41,21 +41,25 @@ impl Codes {
     /// The codes of `rows` (the vectors file at `path`, verified). An error if a row
     /// holds a value that is not a finite number, as an exact scan of the segment gives.
     pub(crate) fn of(rows: Rows<'_>, path: &Path) -> Result<Codes> {
-        if let Some((doc, at, value)) = rows.first_non_finite() {
-            return Err(Error::Corrupt {
-                path: path.to_path_buf(),
-                what: "vectors",
-                detail: format!("document {doc}: component {at} is {value}, not a finite number"),
-            });
-        }
         let dim = rows.dim();
         let mut low = vec![f32::INFINITY; dim];
         let mut high = vec![f32::NEG_INFINITY; dim];
-        for row in rows.iter() {
+        for (doc, row) in rows.iter().enumerate() {
+            let mut finite = true;
             for ((l, h), b) in low.iter_mut().zip(&mut high).zip(row.as_chunks::<4>().0) {
                 let v = f32::from_le_bytes(*b);
+                finite &= v.is_finite();
                 *l = l.min(v);
                 *h = h.max(v);
+            }
+            if !finite && let Some((at, value)) = non_finite_in(row) {
+                return Err(Error::Corrupt {
+                    path: path.to_path_buf(),
+                    what: "vectors",
+                    detail: format!(
+                        "document {doc}: component {at} is {value}, not a finite number"
+                    ),
+                });
             }
         }
         // A span too wide for an f32 (values near ±f32::MAX) gives an infinite step:
