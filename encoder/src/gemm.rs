@@ -12,7 +12,9 @@
 //! - **Tiles.** `MR` = 6 rows × 16 columns of the output live in twelve AVX registers for
 //!   the whole sum over k (two FMAs a row a step; 12 accumulators + 2 weight vectors + 1
 //!   broadcast input fit the 16 registers). Fewer rows at the end of a block use the
-//!   same kernel with fewer accumulators, so a row's result never depends on its position.
+//!   same kernel with fewer accumulators, so a row's result never depends on its position;
+//!   a last tile of one or two rows takes four or three panels at once (`tile_panels`),
+//!   since its few sums would otherwise wait on each other's fused multiply-adds.
 //!   Where the CPU has AVX-512, a 16-column row is one register: the tile is `WIDE_MR` = 12
 //!   rows (twelve accumulators, as many FMAs in flight as the AVX2 tile) and each FMA does
 //!   twice the work. ONNX Runtime's kernels use AVX-512 on such CPUs; with AVX2 alone a
@@ -38,6 +40,8 @@ pub const MR: usize = 6;
 const WIDE_MR: usize = 12;
 /// Bytes of input a row block aims to keep in L2 while the panels stream past.
 pub(crate) const BLOCK_BYTES: usize = 192 * 1024;
+/// The most panels a short tile is computed for at once (`Kernel::panels_at_once`).
+const MAX_PANELS_AT_ONCE: usize = 4;
 /// Below this many multiply-adds a product runs on the calling thread alone: handing work
 /// to another thread costs microseconds.
 const PARALLEL_MIN_WORK: usize = 1 << 18;
@@ -143,6 +147,7 @@ impl PackedLinear {
         let block_rows =
             (BLOCK_BYTES / (k.max(1) * 4)).max(tile_rows_max) / tile_rows_max * tile_rows_max;
         let (mut tile, mut tile_b) = ([[0.0f32; NR]; WIDE_MR], [[0.0f32; NR]; WIDE_MR]);
+        let mut short_tiles = [[[0.0f32; NR]; WIDE_MR]; MAX_PANELS_AT_ONCE];
         let first_column = panels.start * NR;
         let end_column = (panels.end * NR).min(self.outputs);
         for block_start in (0..rows).step_by(block_rows) {
@@ -160,7 +165,33 @@ impl PackedLinear {
                     unsafe { target.write(at, &values[..width]) };
                 }
             };
+            // A short last tile computes several panels at once where the kernel does
+            // (`panels_at_once`): then the whole tiles of that many panels go first,
+            // panel by panel, and the short one takes them together.
+            let short_rows = (block_end - block_start) % tile_rows_max;
+            let at_once = kernel.panels_at_once(short_rows);
             let mut panel_index = panels.start;
+            while at_once > 1 && panel_index + at_once <= panels.end {
+                let short_start = block_end - short_rows;
+                for p in panel_index..panel_index + at_once {
+                    let (weights, bias) = self.panel(p);
+                    for tile_start in (block_start..short_start).step_by(tile_rows_max) {
+                        let a = &x[tile_start * k..(tile_start + tile_rows_max) * k];
+                        kernel.tile(a, tile_rows_max, k, weights, bias, &mut tile);
+                        write_back(&tile, tile_start, tile_rows_max, p);
+                    }
+                }
+                let group = (
+                    &self.panels[panel_index * k * NR..(panel_index + at_once) * k * NR],
+                    &self.bias[panel_index * NR..(panel_index + at_once) * NR],
+                );
+                let a = &x[short_start * k..block_end * k];
+                kernel.tile_panels(a, short_rows, k, at_once, group, &mut short_tiles);
+                for (p, short_tile) in short_tiles.iter().take(at_once).enumerate() {
+                    write_back(short_tile, short_start, short_rows, panel_index + p);
+                }
+                panel_index += at_once;
+            }
             while panel_index < panels.end {
                 let first = self.panel(panel_index);
                 let second = (kernel.pairs_panels() && panel_index + 1 < panels.end)
@@ -341,6 +372,50 @@ impl Kernel {
         }
     }
 
+    /// How many panels a short tile of `rows` rows computes at once (`tile_panels`): more
+    /// than one only for the AVX2 kernel's tiles of 1 and 2 rows, whose sums otherwise
+    /// wait on each other (AVX-512 pairs panels for every tile already). Three rows of two
+    /// panels need 17 of the 16 registers: the spills made those queries 0.7 ms slower.
+    fn panels_at_once(self, rows: usize) -> usize {
+        match (self, rows) {
+            #[cfg(target_arch = "x86_64")]
+            (Kernel::Avx2Fma, 1) => 4,
+            #[cfg(target_arch = "x86_64")]
+            (Kernel::Avx2Fma, 2) => 3,
+            _ => 1,
+        }
+    }
+
+    /// `tiles[p]` as `tile` computes it for the `count` consecutive panels whose weights
+    /// and biases are `panels` and `bias`, `count` being `panels_at_once(rows)` (> 1):
+    /// the same sums, so the same bits.
+    fn tile_panels(
+        self,
+        a: &[f32],
+        rows: usize,
+        k: usize,
+        count: usize,
+        (panels, bias): (&[f32], &[f32]),
+        tiles: &mut [[[f32; NR]; WIDE_MR]; MAX_PANELS_AT_ONCE],
+    ) {
+        assert!(count > 1 && count == self.panels_at_once(rows) && a.len() == rows * k);
+        assert!(panels.len() == count * k * NR && bias.len() == count * NR);
+        #[cfg(target_arch = "x86_64")]
+        if self == Kernel::Avx2Fma {
+            // SAFETY: `Avx2Fma` is only chosen (`best`, or a test that checked) where the
+            // CPU has AVX2 and FMA; the lengths were checked just above, and `tiles`
+            // holds `MAX_PANELS_AT_ONCE` ≥ 4 tiles.
+            unsafe {
+                match rows {
+                    1 => avx2_narrow::tile_panels::<1, 4>(a, k, panels, bias, tiles),
+                    _ => avx2_narrow::tile_panels::<2, 3>(a, k, panels, bias, tiles),
+                }
+            }
+            return;
+        }
+        unreachable!("only the AVX2 kernel computes several panels of a short tile at once");
+    }
+
     /// Whether the kernel computes two panels' tiles at once (`tile_pair`).
     fn pairs_panels(self) -> bool {
         match self {
@@ -510,6 +585,75 @@ mod avx2 {
             unsafe {
                 _mm256_storeu_ps(tile[row].as_mut_ptr(), sum[0]);
                 _mm256_storeu_ps(tile[row].as_mut_ptr().add(8), sum[1]);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2_narrow {
+    use std::arch::x86_64::*;
+
+    use super::{NR, WIDE_MR};
+
+    /// `R` rows of `P` consecutive panels' tiles at once: `tiles[p]` = bias of panel `p` +
+    /// a (R × k) · panel `p` (k × NR). For the last, short tile of a block: one row of one
+    /// panel is two chains of fused multiply-adds, each waiting for the last (four to five
+    /// cycles), so a 1-row tile took nearly as long as a 6-row one; `P` panels give each
+    /// step `2·R·P` independent sums. Each output sees the same fused steps in the same
+    /// order (bias, then k = 0, 1, …) as in `avx2::tile`, so the same bits.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; `a.len() == R·k`, `panels.len() == P·k·NR` (the
+    /// panels one after another, as `PackedLinear` holds them), `bias.len() == P·NR`,
+    /// `R ≤ WIDE_MR`, `tiles.len() >= P`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn tile_panels<const R: usize, const P: usize>(
+        a: &[f32],
+        k: usize,
+        panels: &[f32],
+        bias: &[f32],
+        tiles: &mut [[[f32; NR]; WIDE_MR]],
+    ) {
+        debug_assert!(
+            a.len() == R * k
+                && panels.len() == P * k * NR
+                && bias.len() == P * NR
+                && tiles.len() >= P
+        );
+        let (a, weights) = (a.as_ptr(), panels.as_ptr());
+        // SAFETY (every block below): reads stay inside `bias` (P · 16 values), `panels`
+        // (p · k · NR + step · NR + 16 ≤ P · k · NR) and `a` (row · k + step < R · k), the
+        // lengths the caller promised; writes go to the first R rows of P tiles.
+        let mut sums = [[[_mm256_setzero_ps(); 2]; P]; R];
+        for p in 0..P {
+            let low = unsafe { _mm256_loadu_ps(bias.as_ptr().add(p * NR)) };
+            let high = unsafe { _mm256_loadu_ps(bias.as_ptr().add(p * NR + 8)) };
+            for row in sums.iter_mut() {
+                row[p] = [low, high];
+            }
+        }
+        for step in 0..k {
+            let mut inputs = [_mm256_setzero_ps(); R];
+            for (row, input) in inputs.iter_mut().enumerate() {
+                *input = unsafe { _mm256_broadcast_ss(&*a.add(row * k + step)) };
+            }
+            for p in 0..P {
+                let at = p * k * NR + step * NR;
+                let w_low = unsafe { _mm256_loadu_ps(weights.add(at)) };
+                let w_high = unsafe { _mm256_loadu_ps(weights.add(at + 8)) };
+                for (row, input) in inputs.iter().enumerate() {
+                    sums[row][p][0] = _mm256_fmadd_ps(*input, w_low, sums[row][p][0]);
+                    sums[row][p][1] = _mm256_fmadd_ps(*input, w_high, sums[row][p][1]);
+                }
+            }
+        }
+        for (row, panels) in sums.iter().enumerate() {
+            for (p, sum) in panels.iter().enumerate() {
+                unsafe {
+                    _mm256_storeu_ps(tiles[p][row].as_mut_ptr(), sum[0]);
+                    _mm256_storeu_ps(tiles[p][row].as_mut_ptr().add(8), sum[1]);
+                }
             }
         }
     }
@@ -699,6 +843,50 @@ mod tests {
         }
     }
 
+    /// A short tile's panels computed together give each panel's tile computed alone,
+    /// bit for bit, at K not a multiple of 8, the model's K, and a partial last panel.
+    #[test]
+    fn short_tiles_of_several_panels_give_each_panels_own_bits() {
+        for kernel in kernels() {
+            for rows in 1..=MR {
+                let at_once = kernel.panels_at_once(rows);
+                if at_once == 1 {
+                    continue;
+                }
+                for (inputs, outputs) in [
+                    (37, 16 * at_once - 5),
+                    (384, 16 * at_once),
+                    (1536, 16 * at_once),
+                ] {
+                    let x = matrix(rows * inputs, 20 + rows as u64);
+                    let layer = PackedLinear::new(
+                        &matrix(outputs * inputs, 21),
+                        &matrix(outputs, 22),
+                        inputs,
+                        outputs,
+                    );
+                    let mut together = [[[0.0f32; NR]; WIDE_MR]; MAX_PANELS_AT_ONCE];
+                    let group = (&layer.panels[..], &layer.bias[..]);
+                    kernel.tile_panels(&x, rows, inputs, at_once, group, &mut together);
+                    for (p, tile) in together.iter().take(at_once).enumerate() {
+                        let (weights, bias) = layer.panel(p);
+                        let mut alone = [[0.0f32; NR]; WIDE_MR];
+                        kernel.tile(&x, rows, inputs, weights, bias, &mut alone);
+                        for row in 0..rows {
+                            assert!(
+                                tile[row]
+                                    .iter()
+                                    .zip(&alone[row])
+                                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                                "{kernel:?} rows {rows} K {inputs} panel {p} row {row}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn products_match_f64_within_the_summation_bound() {
         for kernel in kernels() {
@@ -709,6 +897,11 @@ mod tests {
             }
             check(kernel, 22, 384, 1152);
             check(kernel, 22, 1536, 384);
+            // Short last tiles (1 and 2 rows) over panel counts that are and are not a
+            // whole number of groups.
+            for (rows, outputs) in [(7, 64), (7, 100), (8, 48), (8, 130), (13, 1152), (14, 384)] {
+                check(kernel, rows, 384, outputs);
+            }
             // More rows than one block holds at K = 1536 (32 rows of 6 KB).
             check(kernel, 70, 1536, 48);
         }
