@@ -607,6 +607,8 @@ mod avx2_narrow {
     /// The CPU must have AVX2 and FMA; `a.len() == R·k`, `panels.len() == P·k·NR` (the
     /// panels one after another, as `PackedLinear` holds them), `bias.len() == P·NR`,
     /// `R ≤ WIDE_MR`, `tiles.len() >= P`.
+    // The panel index also places each panel's weights: a range loop reads plainest.
+    #[allow(clippy::needless_range_loop)]
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn tile_panels<const R: usize, const P: usize>(
         a: &[f32],
