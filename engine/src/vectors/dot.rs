@@ -157,6 +157,47 @@ fn portable_codes(weights: &[f32], codes: &[u8]) -> f32 {
 mod avx2 {
     use std::arch::x86_64::*;
 
+    /// `Σ query[i] · lanes(i)[j]` over the whole blocks of 8 below `n` (`lanes(i)` is the
+    /// row's values `i .. i + 8` as f32s), and where those blocks end. Four independent
+    /// accumulators hide the FMA's latency (4 cycles, two a cycle on recent cores); they
+    /// are added in a fixed order: (a0 + a1) + (a2 + a3), then the halves, then the lanes.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; `query` must be valid for `n` f32 reads, and
+    /// `lanes(i)` safe to call for every `i` with `i + 8 <= n`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn blocks(query: *const f32, n: usize, lanes: impl Fn(usize) -> __m256) -> (f32, usize) {
+        let mut i = 0;
+        // SAFETY (every load below): `i + 32 <= n` (or `i + 8 <= n`) before each read at
+        // offset `i`, `query` is valid for `n` f32s by the caller's promise, and `loadu`
+        // needs no alignment.
+        unsafe {
+            let (mut a0, mut a1, mut a2, mut a3) = (
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+            );
+            while i + 32 <= n {
+                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(query.add(i)), lanes(i), a0);
+                a1 = _mm256_fmadd_ps(_mm256_loadu_ps(query.add(i + 8)), lanes(i + 8), a1);
+                a2 = _mm256_fmadd_ps(_mm256_loadu_ps(query.add(i + 16)), lanes(i + 16), a2);
+                a3 = _mm256_fmadd_ps(_mm256_loadu_ps(query.add(i + 24)), lanes(i + 24), a3);
+                i += 32;
+            }
+            while i + 8 <= n {
+                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(query.add(i)), lanes(i), a0);
+                i += 8;
+            }
+            let sum = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+            let half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+            let pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
+            let one = _mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 0b01));
+            (_mm_cvtss_f32(one), i)
+        }
+    }
+
     /// `Σ query[i] · row[i]` for `i < n`, `row` read as little-endian f32s (x86-64 is
     /// little-endian, so a plain unaligned load reads them).
     ///
@@ -167,56 +208,10 @@ mod avx2 {
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn dot(query: *const f32, row: *const u8, n: usize) -> f32 {
         let row = row.cast::<f32>();
-        let mut i = 0;
-        // SAFETY (every load below): `i + 32 <= n` (or `i + 8 <= n`, or `i < n` for the
-        // scalar tail) before each read at offset `i`, and both pointers are valid for
-        // `n` f32s by the caller's promise; `loadu` needs no alignment.
+        // SAFETY: `blocks` reads 8 values at `i` only where `i + 8 <= n`, and every read
+        // here and in the tail is below `n`, which both pointers are valid for.
         unsafe {
-            // Four independent accumulators hide the FMA's latency (4 cycles, two a
-            // cycle on recent cores).
-            let (mut a0, mut a1, mut a2, mut a3) = (
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-            );
-            while i + 32 <= n {
-                a0 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(query.add(i)),
-                    _mm256_loadu_ps(row.add(i)),
-                    a0,
-                );
-                a1 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(query.add(i + 8)),
-                    _mm256_loadu_ps(row.add(i + 8)),
-                    a1,
-                );
-                a2 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(query.add(i + 16)),
-                    _mm256_loadu_ps(row.add(i + 16)),
-                    a2,
-                );
-                a3 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(query.add(i + 24)),
-                    _mm256_loadu_ps(row.add(i + 24)),
-                    a3,
-                );
-                i += 32;
-            }
-            while i + 8 <= n {
-                a0 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(query.add(i)),
-                    _mm256_loadu_ps(row.add(i)),
-                    a0,
-                );
-                i += 8;
-            }
-            // A fixed order: (a0 + a1) + (a2 + a3), then the halves, then the lanes.
-            let sum = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
-            let half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-            let pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
-            let one = _mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 0b01));
-            let mut total = _mm_cvtss_f32(one);
+            let (mut total, mut i) = blocks(query, n, |i| _mm256_loadu_ps(row.add(i)));
             while i < n {
                 total += query.add(i).read_unaligned() * row.add(i).read_unaligned();
                 i += 1;
@@ -243,45 +238,9 @@ mod avx2 {
     /// `codes` for `n` byte reads (no alignment needed).
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn dot_codes(weights: *const f32, codes: *const u8, n: usize) -> f32 {
-        let mut i = 0;
-        // SAFETY (every load below): `i + 32 <= n` (or `i + 8 <= n`, or `i < n` for the
-        // scalar tail) before each read at offset `i`; both pointers are valid for `n`
-        // values by the caller's promise, and every load is unaligned.
+        // SAFETY: as in `dot`: every read is below `n`.
         unsafe {
-            let (mut a0, mut a1, mut a2, mut a3) = (
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-            );
-            while i + 32 <= n {
-                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(weights.add(i)), widen(codes.add(i)), a0);
-                a1 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(weights.add(i + 8)),
-                    widen(codes.add(i + 8)),
-                    a1,
-                );
-                a2 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(weights.add(i + 16)),
-                    widen(codes.add(i + 16)),
-                    a2,
-                );
-                a3 = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(weights.add(i + 24)),
-                    widen(codes.add(i + 24)),
-                    a3,
-                );
-                i += 32;
-            }
-            while i + 8 <= n {
-                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(weights.add(i)), widen(codes.add(i)), a0);
-                i += 8;
-            }
-            let sum = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
-            let half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-            let pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
-            let one = _mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 0b01));
-            let mut total = _mm_cvtss_f32(one);
+            let (mut total, mut i) = blocks(weights, n, |i| widen(codes.add(i)));
             while i < n {
                 total += weights.add(i).read_unaligned() * f32::from(codes.add(i).read());
                 i += 1;
