@@ -439,25 +439,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queries.len() * o.exact_passes
     );
     println!(
-        "{:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11}",
-        "ef", "recall@10", "median", "p99", "walked", "rewalked", "rows/query"
+        "{:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>11} {:>9}",
+        "ef", "recall@10", "median", "p99", "walked", "rewalked", "rows/query", "row walks"
     );
     let (exact, times) = timed(&queries, o.exact_passes, |q| {
         searcher.search_vector_exact(q, k).expect("exact search")
     });
     println!(
-        "{:>10} {:>10.4} {:>10} {:>10} {:>10} {:>9} {:>11}",
+        "{:>10} {:>10.4} {:>10} {:>10} {:>10} {:>9} {:>11} {:>9}",
         "exact",
         1.0,
         ms(quantile(&times, 0.5)),
         ms(quantile(&times, 0.99)),
         "-",
         "-",
-        index.num_docs()
+        index.num_docs(),
+        "-"
     );
     for &effort in &o.efforts {
         let opts = VectorSearchOptions { k, effort };
-        let (mut rows, mut walked, mut rewalked) = (0u64, 0u64, 0u64);
+        let (mut rows, mut walked, mut rewalked, mut row_walks) = (0u64, 0u64, 0u64, 0u64);
         let (found, times) = timed(&queries, o.passes, |q| {
             let (hits, stats) = searcher
                 .search_vector_with_stats(q, &opts)
@@ -465,6 +466,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             rows += stats.rows_scored;
             walked += stats.segments_walked as u64;
             rewalked += stats.rewalks as u64;
+            row_walks += stats.row_walks as u64;
             hits
         });
         let label = match effort {
@@ -473,14 +475,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let searches = ((1 + o.passes) * queries.len()) as f64;
         println!(
-            "{:>10} {:>10.4} {:>10} {:>10} {:>10.1} {:>9.2} {:>11.0}",
+            "{:>10} {:>10.4} {:>10} {:>10} {:>10.1} {:>9.2} {:>11.0} {:>9.3}",
             label,
             recall(&exact, &found),
             ms(quantile(&times, 0.5)),
             ms(quantile(&times, 0.99)),
             walked as f64 / searches,
             rewalked as f64 / searches,
-            rows as f64 / searches
+            rows as f64 / searches,
+            row_walks as f64 / searches
         );
     }
     Ok(())

@@ -104,7 +104,7 @@ pub struct VectorSearchStats {
     /// `rows_scored`; the segments are counted once in `segments_walked`).
     pub rewalks: usize,
     /// Walks done again on the rows themselves because the codes could not tell the
-    /// documents kept apart (near-duplicates: [`super::codes`]); their rows are in
+    /// documents kept apart (near-duplicates, closer than a code step); their rows are in
     /// `rows_scored`.
     pub row_walks: usize,
 }
