@@ -533,15 +533,18 @@ impl Segment<'_> {
                 let s = self.steer(steering, n, bytes, stats)?;
                 // The `ef`-th kept, once there are `ef`.
                 let worst = kept.peek().filter(|_| kept.len() >= ef).map(|w| w.0);
+                let enters = worst.is_none_or(|w| s > w);
+                let near_enough =
+                    margin.is_some_and(|m| worst.is_none_or(|w| s.score >= w.score - m));
+                if !enters && !near_enough {
+                    continue;
+                }
                 // A deleted document is a way through, never a hit.
                 let live = !(self.deleted)(n);
-                if let Some(margin) = margin
-                    && live
-                    && worst.is_none_or(|w| s.score >= w.score - margin)
-                {
+                if near_enough && live {
                     near.push(s);
                 }
-                if worst.is_none_or(|w| s > w) {
+                if enters {
                     candidates.push(s);
                     if live {
                         kept.push(Reverse(s));
@@ -591,6 +594,76 @@ mod tests {
         let asked: Vec<usize> = (0..=100).map(|live| share(100, live, 100)).collect();
         assert!(asked.windows(2).all(|w| w[0] <= w[1]), "{asked:?}");
         assert!(asked.iter().all(|&a| (1..=100).contains(&a)));
+    }
+
+    /// A walk over a complete graph scores every document by its codes. Docs 2 and 3
+    /// score 1.0020 and 1.0036 exactly, but their codes, rounded the other way, score
+    /// them 1.0039 and 1.0000: the codes keep doc 2 in the third place, and the margin's
+    /// rescoring must return doc 3 instead, with its exact score.
+    #[test]
+    fn a_document_the_codes_rank_just_below_the_last_kept_is_rescored_into_the_top() {
+        use super::super::graph::{GraphHeader, LayerLinks, write_graph};
+        use super::super::{VectorTable, encode_rows};
+        let values: [[f32; 2]; 6] = [
+            [1.0, 1.0],
+            [0.9, 0.9],
+            [0.5015, 0.5005],
+            [0.5038, 0.4998],
+            [0.0, 0.0],
+            [0.1, 0.1],
+        ];
+        let docs = values.len() as u32;
+        let path = Path::new("seg-1.vec");
+        let body = encode_rows(2, values.len(), values.iter().map(|v| &v[..]));
+        let table = VectorTable::open(path, &body, docs, 2).unwrap();
+        let rows = table.rows(&body);
+        let codes = Codes::of(rows, path).unwrap();
+        let coded = codes.query(&[1.0, 1.0]);
+        let (two, three) = (
+            coded.score(codes.code(2).unwrap()),
+            coded.score(codes.code(3).unwrap()),
+        );
+        assert!(
+            three < two && two - three < coded.margin(),
+            "the set-up: {two} {three} {}",
+            coded.margin()
+        );
+        let layer0 = LayerLinks {
+            nodes: Vec::new(),
+            neighbours: (0..docs)
+                .map(|d| (0..docs).filter(|&n| n != d).collect())
+                .collect(),
+        };
+        let mut graph = Vec::new();
+        write_graph(docs, 2, 3, 4, &[layer0], |b| {
+            graph.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        let header = GraphHeader::open(path, &graph, docs, 2).unwrap();
+        let layout = header.validate(path, &graph).unwrap();
+        let segment = Segment {
+            rows,
+            codes: &codes,
+            path,
+            deleted: &|_| false,
+        };
+        let mut stats = VectorSearchStats::default();
+        let found = segment
+            .walk(
+                header.cut(&graph, &layout),
+                &[1.0, 1.0],
+                3,
+                &mut Visited::default(),
+                &mut stats,
+            )
+            .unwrap();
+        let got: Vec<(u32, f32)> = found.iter().map(|s| (s.doc, s.score)).collect();
+        assert_eq!(got, [(0, 2.0), (1, 1.8), (3, 0.5038 + 0.4998)]);
+        assert_eq!(
+            stats.row_walks, 0,
+            "the codes tell the kept documents apart"
+        );
     }
 
     #[test]
