@@ -255,7 +255,11 @@ fn made_sets_are_seeded() {
 }
 
 /// Both engines built from one small seeded set; heddle with a graph (above its
-/// 2,048-document floor).
+/// 2,048-document floor). On one thread: a parallel build links in whatever order the
+/// threads reach the documents, and under `make test`'s load usearch's graph once found
+/// 0.988 of the exact top 10 at ef 4,500 (0.99 asserted below); one thread makes both
+/// graphs, and so the recalls asserted, the same on every run (usearch 1.0, heddle 1.0
+/// and 0.897 at ef 1).
 fn built(dir: &Path) -> (Vectors, Vectors) {
     let m = Mixture::new(40, 16, 1.0, 11);
     let (docs, queries) = (m.documents(4_500), m.queries(60));
@@ -265,7 +269,7 @@ fn built(dir: &Path) -> (Vectors, Vectors) {
             &docs,
             &dir.join(engine.name()),
             &VectorBuildOptions {
-                threads: 2,
+                threads: 1,
                 segments: 1,
             },
         )
