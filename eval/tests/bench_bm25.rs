@@ -26,6 +26,7 @@ fn the_heddle_backend_ranks_with_its_bm25_parameters() {
         let factory = HeddleFactory {
             bm25: heddle::Bm25Params::new(k1, b).unwrap(),
             ranking: None,
+            encode_batch: 1,
         };
         let backend: Arc<dyn Backend> = factory.open(&index).unwrap();
         backend.search("covid", 1).unwrap()

@@ -299,3 +299,121 @@ fn real_shedding_is_exact_whatever_the_timing() {
     assert_eq!(out.completed(), 5);
     assert_eq!(out.dispatch.issued, 50);
 }
+
+/// A backend that holds every request until the test opens the gate, takes up to three
+/// waiting requests together, and answers each of a batch 1 ms after the one before.
+struct BatchingGate {
+    gate: Gate,
+    /// Each call's number of requests, in order.
+    calls: Mutex<Vec<usize>>,
+}
+
+impl Backend for BatchingGate {
+    fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<String>> {
+        self.calls.lock().unwrap().push(1);
+        self.gate.search(query, k)
+    }
+
+    fn batch_limit(&self) -> usize {
+        3
+    }
+
+    fn answer_batch(
+        &self,
+        queries: &[&str],
+        _k: usize,
+    ) -> Vec<(anyhow::Result<heddle_eval::bench::backend::Answer>, Instant)> {
+        self.calls.lock().unwrap().push(queries.len());
+        let _ = self.gate.search("", 1);
+        queries
+            .iter()
+            .map(|_| {
+                thread::sleep(Duration::from_millis(1));
+                let answer = heddle_eval::bench::backend::Answer {
+                    ids: vec!["d1".to_string()],
+                    server: None,
+                    parts: None,
+                };
+                (Ok(answer), Instant::now())
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn a_worker_batches_only_requests_already_waiting_and_each_is_done_at_its_own_answer() {
+    // One worker, the gate closed: the first request is taken alone (nothing waits yet)
+    // and held; the other seven queue behind it. Opened, the worker takes them three,
+    // three and one at a time, as they wait: no batch is bigger than the backend's
+    // limit, none waits to fill, and every request is recorded once.
+    let backend = BatchingGate {
+        gate: Gate {
+            open: Mutex::new(false),
+            cv: Condvar::new(),
+        },
+        calls: Mutex::new(Vec::new()),
+    };
+    let schedule = Schedule::new(Arrivals::Uniform, 1_000.0, 8, 0);
+    let live = LiveRung::logged(1, 8, 8);
+    let q = queries();
+    let out = thread::scope(|s| {
+        let run = s.spawn(|| run_open_loop(&backend, &schedule, &q, 10, &live));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while live.progress().issued < 8 {
+            assert!(Instant::now() < deadline, "dispatcher stuck");
+            thread::sleep(Duration::from_millis(2));
+        }
+        *backend.gate.open.lock().unwrap() = true;
+        backend.gate.cv.notify_all();
+        run.join().unwrap()
+    });
+    // The first request is taken as soon as it is due; on a machine slow enough to wake
+    // the worker after the second was due too, the first call holds both. Every later
+    // call takes what waits, up to three.
+    let calls = backend.calls.lock().unwrap().clone();
+    let first = calls[0];
+    assert!((1..=3).contains(&first), "{calls:?}");
+    let mut greedy = vec![first];
+    let mut left = 8 - first;
+    while left > 0 {
+        greedy.push(left.min(3));
+        left -= left.min(3);
+    }
+    assert_eq!(calls, greedy);
+    if first == 1 {
+        assert_eq!(calls, [1, 3, 3, 1]);
+    }
+    assert_eq!(out.completed(), 8);
+    assert_eq!(out.shed(), 0);
+    let batches: Vec<usize> = calls.iter().copied().filter(|&n| n > 1).collect();
+    assert_eq!(
+        (out.completions.batches, out.completions.batched),
+        (batches.len() as u64, batches.iter().sum::<usize>() as u64)
+    );
+
+    // A batch's requests share its start and are each done when their own answer is:
+    // 1 ms apart at least (sleeps only overshoot), never all at the batch's end.
+    let mut log = out.completions.log.clone().expect("a logged rung");
+    log.sort_by_key(|r| r.index);
+    let mut start = 0;
+    for &n in &calls {
+        let batch = &log[start..start + n];
+        start += n;
+        assert!(
+            batch.iter().all(|r| r.start_ns == batch[0].start_ns),
+            "{batch:?}"
+        );
+        if n > 1 {
+            for (i, r) in batch.iter().enumerate() {
+                assert!(
+                    r.done_ns >= r.start_ns + (i as u64 + 1) * 1_000_000,
+                    "{batch:?}"
+                );
+            }
+            assert!(
+                batch.windows(2).all(|w| w[0].done_ns < w[1].done_ns),
+                "{batch:?}"
+            );
+        }
+    }
+}

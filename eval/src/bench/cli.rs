@@ -130,6 +130,14 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: Option<u32>,
 
+    /// --arm vector and hybrid: a worker that takes a request while others are already
+    /// waiting takes up to N of them and encodes their queries in one run of the model
+    /// (its weights read once for all), then searches each in turn, each request done
+    /// when its own search is; nothing waits for a batch to fill. 1: each request
+    /// encoded alone.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub encode_batch: u32,
+
     /// BM25 term-frequency saturation for heddle's searches, from 0 to 1000 (as
     /// `search --k1`).
     #[arg(long, default_value_t = heddle::Bm25Params::default().k1)]
@@ -258,9 +266,14 @@ pub struct BenchArgs {
 /// The engines `heddle-eval bench` knows, at the BM25 parameters of `--k1` and `--b`,
 /// running `--arm`.
 pub fn engines_for(args: &BenchArgs) -> anyhow::Result<Vec<Box<dyn BackendFactory>>> {
+    let ranking = arm_ranking(args)?.map(Arc::new);
+    if args.encode_batch > 1 && ranking.is_none() {
+        bail!("--encode-batch batches the queries' encodings: --arm text encodes none");
+    }
     Ok(vec![Box::new(HeddleFactory {
         bm25: bm25(args)?,
-        ranking: arm_ranking(args)?.map(Arc::new),
+        ranking,
+        encode_batch: args.encode_batch as usize,
     })])
 }
 
@@ -721,7 +734,7 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
         ranking: match &args.arm[..] {
             "text" => None,
             arm => Some(format!(
-                "the {arm} arm (encoder {}, {} vector search{}{})",
+                "the {arm} arm (encoder {}, {} vector search{}{}{})",
                 args.encoder,
                 args.vector_search,
                 match args.vector_search.as_str() {
@@ -735,6 +748,10 @@ pub(super) fn settings(args: &BenchArgs, query_count: usize) -> anyhow::Result<S
                             .map_or(crate::quality::DEFAULT_FUSION_DEPTH, |d| d as usize)
                     ),
                     _ => String::new(),
+                },
+                match args.encode_batch {
+                    1 => String::new(),
+                    n => format!(", up to {n} waiting queries encoded together"),
                 }
             )),
         },
@@ -759,6 +776,67 @@ mod tests {
         let base = ["bench", "--index", "idx", "--queries", "q.jsonl"];
         let args = Command::try_parse_from(base.iter().chain(extra)).unwrap();
         args.bench
+    }
+
+    #[test]
+    fn queries_encoded_together_rank_as_each_encoded_alone() {
+        use crate::quality::TextEncoder;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("idx");
+        let settings = heddle::IndexSettings {
+            vector_dim: Some(8),
+            ..Default::default()
+        };
+        let index = heddle::Index::create(&path, settings).unwrap();
+        let mut w = index.writer().unwrap();
+        let encoder = crate::quality::HashingEncoder { dim: 8 };
+        let docs = [
+            ("d1", "vitamin d and bone density"),
+            ("d2", "bone fractures in older adults"),
+            ("d3", "statins lower cholesterol"),
+            ("d4", "masks and respiratory viruses"),
+        ];
+        for (id, text) in docs {
+            let doc =
+                heddle::Document::new(id, "", text).with_vector(encoder.encode(text).unwrap());
+            w.add(doc).unwrap();
+        }
+        w.commit().unwrap();
+        let path = path.to_string_lossy().into_owned();
+        let open = |batch: &str| {
+            let mut args = bench_args(&[
+                "--arm",
+                "hybrid",
+                "--encoder",
+                "hashing:8",
+                "--encode-batch",
+                batch,
+            ]);
+            args.index = path.clone().into();
+            engines_for(&args)
+                .unwrap()
+                .remove(0)
+                .open(&args.index)
+                .unwrap()
+        };
+        let (alone, together) = (open("1"), open("3"));
+        assert_eq!((alone.batch_limit(), together.batch_limit()), (1, 3));
+        let queries = ["bone density", "cholesterol statins", "viruses"];
+        let answers = together.answer_batch(&queries, 10);
+        assert_eq!(answers.len(), 3);
+        let mut encodes = Vec::new();
+        for (query, (answer, _)) in queries.iter().zip(answers) {
+            let answer = answer.unwrap();
+            assert_eq!(answer.ids, alone.answer(query, 10).unwrap().ids, "{query}");
+            encodes.push(answer.parts.expect("the hybrid arm's parts").encode);
+        }
+        // Each request waited for the one encoding of the batch.
+        assert!(encodes.iter().all(|&e| e == encodes[0]), "{encodes:?}");
+        // The text arm has nothing to encode together.
+        let error = engines_for(&bench_args(&["--encode-batch", "2"]))
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("--encode-batch"), "{error}");
     }
 
     #[test]

@@ -18,6 +18,14 @@ pub trait QueryVectors: Send + Sync {
     /// The vector of query `query_id` (empty for a query typed on the command line)
     /// whose text is `text`.
     fn vector(&self, query_id: &str, text: &str) -> anyhow::Result<Vec<f32>>;
+    /// The vectors of several queries, as (query id, text), in order: each equal to its
+    /// [`QueryVectors::vector`]. One at a time unless the source has a cheaper way.
+    fn vectors(&self, queries: &[(&str, &str)]) -> anyhow::Result<Vec<Vec<f32>>> {
+        queries
+            .iter()
+            .map(|&(id, text)| self.vector(id, text))
+            .collect()
+    }
 }
 
 /// Encodes each query's text when it is ranked.
@@ -30,6 +38,20 @@ impl<E: TextEncoder> QueryVectors for EncodedQueries<E> {
 
     fn vector(&self, _query_id: &str, text: &str) -> anyhow::Result<Vec<f32>> {
         self.0.encode(text)
+    }
+
+    /// One run of the encoder over every text: the weights are read once for all of
+    /// them (heddle-encoder's batches are unpadded and give each text its own bits).
+    fn vectors(&self, queries: &[(&str, &str)]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let texts: Vec<&str> = queries.iter().map(|&(_, text)| text).collect();
+        let vectors = self.0.encode_batch(&texts)?;
+        anyhow::ensure!(
+            vectors.len() == texts.len(),
+            "the encoder gave {} vectors for {} texts",
+            vectors.len(),
+            texts.len()
+        );
+        Ok(vectors)
     }
 }
 

@@ -370,20 +370,50 @@ impl Retrieval {
         query_id: &str,
         text: &str,
     ) -> anyhow::Result<(Vec<RankedHit>, RequestParts)> {
-        let mut parts = RequestParts::default();
-        let vector = if self.has_vector_stream() {
-            let started = Instant::now();
-            let source = self.query_vectors.as_ref().with_context(|| {
-                format!("the {VECTOR_STREAM} stream needs query vectors: none were given")
-            })?;
-            let v = source.vector(query_id, text)?;
-            parts.encode = started.elapsed();
-            Some(v)
-        } else {
-            None
-        };
+        let (vectors, encode) = self.query_vectors_of(&[(query_id, text)])?;
+        let vector = vectors.and_then(|mut v| v.pop());
+        self.rank_timed_given(searcher, query_id, text, vector.as_deref(), encode)
+    }
+
+    /// The query vectors of several queries, (query id, text) in order, computed together
+    /// (an encoder's one run over all the texts), and the time that took; `None` where
+    /// the ranking has no vector stream. For [`Retrieval::rank_timed_given`].
+    pub fn query_vectors_of(
+        &self,
+        queries: &[(&str, &str)],
+    ) -> anyhow::Result<(Option<Vec<Vec<f32>>>, Duration)> {
+        if !self.has_vector_stream() {
+            return Ok((None, Duration::ZERO));
+        }
         let started = Instant::now();
-        let hits = self.rank_with(searcher, query_id, text, vector.as_deref(), &mut parts)?;
+        let source = self.query_vectors.as_ref().with_context(|| {
+            format!("the {VECTOR_STREAM} stream needs query vectors: none were given")
+        })?;
+        let vectors = source.vectors(queries)?;
+        Ok((Some(vectors), started.elapsed()))
+    }
+
+    /// [`Retrieval::rank_timed`] with the query's vector already computed
+    /// ([`Retrieval::query_vectors_of`]; `None` without a vector stream), `encode` being
+    /// the time the request waited for it.
+    pub fn rank_timed_given(
+        &self,
+        searcher: &Searcher,
+        query_id: &str,
+        text: &str,
+        vector: Option<&[f32]>,
+        encode: Duration,
+    ) -> anyhow::Result<(Vec<RankedHit>, RequestParts)> {
+        let mut parts = RequestParts {
+            encode,
+            ..RequestParts::default()
+        };
+        anyhow::ensure!(
+            vector.is_some() || !self.has_vector_stream(),
+            "the {VECTOR_STREAM} stream needs the query's vector: none was given"
+        );
+        let started = Instant::now();
+        let hits = self.rank_with(searcher, query_id, text, vector, &mut parts)?;
         parts.fusion = started
             .elapsed()
             .saturating_sub(parts.text)

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use anyhow::Context;
 
@@ -18,6 +19,9 @@ pub struct HeddleFactory {
     /// `bench --arm vector|hybrid`: each request ranked by this, its query encoded
     /// inside the request. `None`: BM25 over the flat field.
     pub ranking: Option<Arc<Retrieval>>,
+    /// `bench --encode-batch`: the most waiting requests a worker takes together, their
+    /// queries encoded in one run of the model (1: one at a time).
+    pub encode_batch: usize,
 }
 
 impl BackendFactory for HeddleFactory {
@@ -33,6 +37,7 @@ impl BackendFactory for HeddleFactory {
             writer: None,
             bm25: self.bm25,
             ranking: self.ranking.clone(),
+            encode_batch: self.encode_batch,
         }))
     }
 
@@ -56,6 +61,7 @@ impl BackendFactory for HeddleFactory {
             writer: Some(Mutex::new(writer)),
             bm25: self.bm25,
             ranking: self.ranking.clone(),
+            encode_batch: self.encode_batch,
         }))
     }
 }
@@ -69,6 +75,7 @@ struct HeddleBackend {
     writer: Option<Mutex<heddle::IndexWriter>>,
     bm25: heddle::Bm25Params,
     ranking: Option<Arc<Retrieval>>,
+    encode_batch: usize,
 }
 
 impl HeddleBackend {
@@ -105,6 +112,51 @@ impl Backend for HeddleBackend {
             server: None,
             parts: None,
         })
+    }
+
+    /// A batch only where there are queries to encode.
+    fn batch_limit(&self) -> usize {
+        match &self.ranking {
+            Some(r) if r.has_vector_stream() => self.encode_batch.max(1),
+            _ => 1,
+        }
+    }
+
+    /// The queries encoded in one run of the model, then each searched in turn on the
+    /// snapshot current at its own start; each request's encoding part is the batch's.
+    fn answer_batch(&self, queries: &[&str], k: usize) -> Vec<(anyhow::Result<Answer>, Instant)> {
+        let Some(ranking) = self.ranking.as_ref().filter(|_| queries.len() > 1) else {
+            return queries
+                .iter()
+                .map(|q| (self.answer(q, k), Instant::now()))
+                .collect();
+        };
+        let pairs: Vec<(&str, &str)> = queries.iter().map(|&q| ("", q)).collect();
+        let (vectors, encode) = match ranking.query_vectors_of(&pairs) {
+            Ok(encoded) => encoded,
+            Err(e) => {
+                let done = Instant::now();
+                return queries
+                    .iter()
+                    .map(|_| (Err(anyhow::anyhow!("{e:#}")), done))
+                    .collect();
+            }
+        };
+        queries
+            .iter()
+            .enumerate()
+            .map(|(i, &query)| {
+                let vector = vectors.as_ref().map(|v| v[i].as_slice());
+                let answer = ranking
+                    .rank_timed_given(&self.index.searcher(), "", query, vector, encode)
+                    .map(|(hits, parts)| Answer {
+                        ids: hits.into_iter().take(k).map(|h| h.id).collect(),
+                        server: None,
+                        parts: Some(AnswerParts::of(&parts)),
+                    });
+                (answer, Instant::now())
+            })
+            .collect()
     }
 
     /// The flat field's document frequencies over the live documents of this moment's

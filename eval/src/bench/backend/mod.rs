@@ -7,7 +7,7 @@ pub mod synthetic;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use self::heddle::HeddleFactory;
 
@@ -26,6 +26,22 @@ pub trait Backend: Send + Sync {
             server: None,
             parts: None,
         })
+    }
+
+    /// The most requests a worker takes together when they are already waiting, for
+    /// [`answer_batch`](Backend::answer_batch): 1 (the default) takes one at a time.
+    fn batch_limit(&self) -> usize {
+        1
+    }
+
+    /// Answers requests a worker took together (up to [`batch_limit`](Backend::batch_limit)),
+    /// in order, each with the instant it was done: a request is done when its own answer
+    /// is, not when the batch is. The default answers them one after another.
+    fn answer_batch(&self, queries: &[&str], k: usize) -> Vec<(anyhow::Result<Answer>, Instant)> {
+        queries
+            .iter()
+            .map(|q| (self.answer(q, k), Instant::now()))
+            .collect()
     }
 
     /// This backend as an [`Issue`]r, if it can start a search and return at once (an

@@ -74,6 +74,9 @@ pub fn run_rung(
     if backend.issuer().is_some() {
         report.connects_in_latency = Some(outcome.completions.connected);
     }
+    if backend.batch_limit() > 1 {
+        report.batched = Some(outcome.completions.batched);
+    }
     report.load_start = load_start;
     report.load_end = load_end;
     report.others_cpu = others_cpu;
@@ -88,8 +91,9 @@ pub fn run_rung(
         micros_or_dash(report.latency_us.p50),
         micros_or_dash(report.latency_us.p99),
         report.shed,
-        match report.connects_in_latency {
-            Some(n) if n > 0 => format!(", {n} opened a connection"),
+        match (report.connects_in_latency, report.batched) {
+            (Some(n), _) if n > 0 => format!(", {n} opened a connection"),
+            (_, Some(n)) => format!(", {n} encoded in batches"),
             _ => String::new(),
         },
         if report.overloaded {
@@ -261,6 +265,7 @@ pub(crate) fn rung_report(
         fusion_us: (!c.fusion.is_empty()).then(|| LatencySummary::of(&c.fusion)),
         server_clock: c.server_clock.map(|k| k.describe().to_string()),
         connects_in_latency: None,
+        batched: None,
         process,
         memory,
         suspended_secs: suspended.map(|s| s.as_secs_f64()),

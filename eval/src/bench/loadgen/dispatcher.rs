@@ -201,6 +201,9 @@ impl Drop for Pending {
     }
 }
 
+/// A worker: takes the next request (and, where the backend answers several together,
+/// every other one already waiting, up to its [`Backend::batch_limit`]) and records each
+/// as it is done. A batch's thread CPU is shared evenly between its requests.
 fn work(
     backend: &dyn Backend,
     queries: &QueryCycle,
@@ -210,18 +213,49 @@ fn work(
     slot: &Mutex<CompletionTally>,
     live: &LiveRung,
 ) {
+    let limit = backend.batch_limit().max(1);
     loop {
-        let Ok(job) = rx.lock().expect("job queue poisoned").recv() else {
-            return; // the dispatcher is done and the queue is empty
+        let jobs = {
+            let rx = rx.lock().expect("job queue poisoned");
+            let Ok(first) = rx.recv() else {
+                return; // the dispatcher is done and the queue is empty
+            };
+            let mut jobs = vec![first];
+            // Only what is waiting now: a batch never waits to fill.
+            while jobs.len() < limit {
+                match rx.try_recv() {
+                    Ok(job) => jobs.push(job),
+                    Err(_) => break,
+                }
+            }
+            jobs
         };
         let start = Instant::now();
-        let (result, cpu_ns) = cpu::on_this_thread(|| backend.answer(queries.get(job.index), k));
-        let done = Instant::now();
-        {
+        if let [job] = jobs.as_slice() {
+            let (result, cpu_ns) =
+                cpu::on_this_thread(|| backend.answer(queries.get(job.index), k));
+            let done = Instant::now();
             let mut tally = slot.lock().expect("worker tally poisoned");
-            record(&mut tally, &job, origin, start, done, result, cpu_ns);
+            record(&mut tally, job, origin, start, done, result, cpu_ns);
+        } else {
+            let texts: Vec<&str> = jobs.iter().map(|j| queries.get(j.index)).collect();
+            let (answers, cpu_ns) = cpu::on_this_thread(|| backend.answer_batch(&texts, k));
+            let share = cpu_ns.map(|ns| ns / jobs.len() as u64);
+            let mut tally = slot.lock().expect("worker tally poisoned");
+            tally.batches += 1;
+            tally.batched += jobs.len() as u64;
+            let mut answers = answers.into_iter();
+            for job in &jobs {
+                let (result, done) = answers.next().unwrap_or_else(|| {
+                    let e = anyhow::anyhow!("the backend answered fewer requests than it took");
+                    (Err(e), Instant::now())
+                });
+                record(&mut tally, job, origin, start, done, result, share);
+            }
         }
-        live.admission.release();
+        for _ in &jobs {
+            live.admission.release();
+        }
     }
 }
 

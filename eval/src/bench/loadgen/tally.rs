@@ -41,6 +41,10 @@ pub struct CompletionTally {
     /// Over HTTP, requests that found no open connection ready and opened one: its
     /// setup is in their latency.
     pub connected: u64,
+    /// Batches of more than one request a worker took together (`bench --encode-batch`),
+    /// and the requests in them.
+    pub batches: u64,
+    pub batched: u64,
     pub errors: u64,
     pub first_error: Option<String>,
     pub last_done_ns: u64,
@@ -134,6 +138,8 @@ impl CompletionTally {
         self.fusion.add(&other.fusion);
         self.server_clock = self.server_clock.max(other.server_clock);
         self.connected += other.connected;
+        self.batches += other.batches;
+        self.batched += other.batched;
         self.errors += other.errors;
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);

@@ -89,6 +89,7 @@ fn summarise_one(reps: &[&RungReport]) -> RungSummary {
         vector_p99_us: o(|r| r.vector_us.as_ref().and_then(|c| c.p99)),
         fusion_p50_us: o(|r| r.fusion_us.as_ref().and_then(|c| c.p50)),
         fusion_p99_us: o(|r| r.fusion_us.as_ref().and_then(|c| c.p99)),
+        batched: o(|r| r.batched),
         // The coarser clock (Elasticsearch's took) if any repetition had it.
         server_clock: reps
             .iter()

@@ -258,6 +258,10 @@ pub struct RungReport {
     /// server closed connections during the rung).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connects_in_latency: Option<u64>,
+    /// `--encode-batch`: requests a worker took together with others already waiting,
+    /// their queries encoded in one run of the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batched: Option<u64>,
     pub process: RusageDelta,
     pub memory: MemoryTrack,
     /// Time the machine spent suspended during the rung, if known.
@@ -382,4 +386,6 @@ pub struct RungSummary {
     pub fusion_p50_us: Option<Spread<u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion_p99_us: Option<Spread<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batched: Option<Spread<u64>>,
 }

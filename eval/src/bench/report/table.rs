@@ -372,6 +372,7 @@ fn encoding(r: &BenchReport, width: Width, out: &mut String) {
         "encode p99",
         "search p50",
         "search p99",
+        "batched",
     ]);
     for s in &r.summary {
         t.row(vec![
@@ -381,12 +382,14 @@ fn encoding(r: &BenchReport, width: Width, out: &mut String) {
             fig_or_dash(&s.encode_p99_us, width, micros),
             fig_or_dash(&s.search_p50_us, width, micros),
             fig_or_dash(&s.search_p99_us, width, micros),
+            fig_or_dash(&s.batched, width, |n| n.to_string()),
         ]);
     }
     let _ = writeln!(
         out,
         "query encoding inside each request (encode = the query to its vector; search = \
-         the rest of the service time: retrieval and fusion)"
+         the rest of the service time: retrieval and fusion; batched = requests whose \
+         queries were encoded together with others already waiting, --encode-batch)"
     );
     out.push_str(&t.render());
     out.push('\n');
