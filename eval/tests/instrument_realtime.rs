@@ -391,6 +391,21 @@ fn a_worker_batches_only_requests_already_waiting_and_each_is_done_at_its_own_an
         (batches.len() as u64, batches.iter().sum::<usize>() as u64)
     );
 
+    // The workers' busy time counts a batch once: the first request's service time
+    // (held at the gate) and each later batch from its start to its last answer, less
+    // than the sum of the service times of the requests in it.
+    let mut sorted = out.completions.log.clone().expect("a logged rung");
+    sorted.sort_by_key(|r| r.index);
+    let (mut busy, mut at) = (0, 0);
+    for &n in &calls {
+        let batch = &sorted[at..at + n];
+        at += n;
+        busy += batch.iter().map(|r| r.done_ns).max().unwrap() - batch[0].start_ns;
+    }
+    assert_eq!(out.completions.busy_ns, busy);
+    let service: u64 = sorted.iter().map(|r| r.done_ns - r.start_ns).sum();
+    assert!(busy < service, "busy {busy} ns, service {service} ns");
+
     // A batch's requests share its start and are each done when their own answer is:
     // 1 ms apart at least (sleeps only overshoot), never all at the batch's end.
     let mut log = out.completions.log.clone().expect("a logged rung");

@@ -60,7 +60,12 @@ pub fn calibrate(
             calibration: true,
         };
         let rung = run_rung(backend, &spec, settings, queries);
-        let mean_us = rung.service_us.mean.unwrap_or(guess_us).max(1.0);
+        // A worker busy on a batch serves several requests at once: its time counts once.
+        let mean_us = rung
+            .busy_us_per_request
+            .or(rung.service_us.mean)
+            .unwrap_or(guess_us)
+            .max(1.0);
         let utilisation = rate * (mean_us / 1e6) / servers as f64;
         // What bears on the service time; a lagging dispatcher alone still marks the
         // rung disturbed in the report, but its service time stands.

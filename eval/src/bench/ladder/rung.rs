@@ -249,6 +249,8 @@ pub(crate) fn rung_report(
         invalid_reasons,
         latency_us: LatencySummary::of(&c.latency),
         service_us: LatencySummary::of(&c.service),
+        busy_us_per_request: (c.busy_ns > 0 && c.completed() > 0)
+            .then(|| c.busy_ns as f64 / 1e3 / c.completed() as f64),
         service_cpu_us: (!c.cpu.is_empty()).then(|| LatencySummary::of(&c.cpu)),
         cpu_note: None,
         dispatcher_lag_us: LagSummary {

@@ -236,6 +236,7 @@ fn work(
                 cpu::on_this_thread(|| backend.answer(queries.get(job.index), k));
             let done = Instant::now();
             let mut tally = slot.lock().expect("worker tally poisoned");
+            tally.busy_ns += since(start, done);
             record(&mut tally, job, origin, start, done, result, cpu_ns);
         } else {
             let texts: Vec<&str> = jobs.iter().map(|j| queries.get(j.index)).collect();
@@ -244,6 +245,8 @@ fn work(
             let mut tally = slot.lock().expect("worker tally poisoned");
             tally.batches += 1;
             tally.batched += jobs.len() as u64;
+            let last = answers.iter().map(|(_, done)| *done).max().unwrap_or(start);
+            tally.busy_ns += since(start, last);
             let mut answers = answers.into_iter();
             for job in &jobs {
                 let (result, done) = answers.next().unwrap_or_else(|| {

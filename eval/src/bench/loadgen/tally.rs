@@ -45,6 +45,9 @@ pub struct CompletionTally {
     /// and the requests in them.
     pub batches: u64,
     pub batched: u64,
+    /// The workers' busy time: each single request's service time, and each batch's
+    /// start to its last answer once (its requests' service times overlap).
+    pub busy_ns: u64,
     pub errors: u64,
     pub first_error: Option<String>,
     pub last_done_ns: u64,
@@ -140,6 +143,7 @@ impl CompletionTally {
         self.connected += other.connected;
         self.batches += other.batches;
         self.batched += other.batched;
+        self.busy_ns += other.busy_ns;
         self.errors += other.errors;
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);

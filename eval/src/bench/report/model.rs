@@ -210,6 +210,11 @@ pub struct RungReport {
     pub latency_us: LatencySummary,
     /// Start of execution → completion (no queueing).
     pub service_us: LatencySummary,
+    /// The workers' busy time a completed request: the mean service time, except that
+    /// a batch (`--encode-batch`) counts its time once, not once a request in it. What
+    /// the calibration divides into the workers; absent without worker threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_us_per_request: Option<f64>,
     /// The worker thread's own CPU time over each request's service (its thread CPU
     /// clock, `CLOCK_THREAD_CPUTIME_ID`): the work, without the wait for a core. Absent
     /// where requests were not served on worker threads (an async HTTP client).
