@@ -68,11 +68,12 @@ impl Rrf {
             )));
         }
         super::check_weights("RRF stream", streams.iter().map(|s| s.weight))?;
-        // Every vote as (key, stream, its share), then grouped by key and stream: one
+        // Every vote as (key, stream, place, its share), then grouped by key and stream: one
         // sort of a flat list, where a map of lists allocated once per key cost more than
         // the rest of a 1,000-deep fusion.
         let depth = |s: &Stream<'_, K>| self.depth.unwrap_or(usize::MAX).min(s.ranked.len());
-        let mut votes: Vec<(&K, usize, f64)> = Vec::with_capacity(streams.iter().map(&depth).sum());
+        let mut votes: Vec<(&K, usize, usize, f64)> =
+            Vec::with_capacity(streams.iter().map(&depth).sum());
         for (s, stream) in streams.iter().enumerate().filter(|(_, s)| s.weight > 0.0) {
             votes.extend(
                 stream.ranked[..depth(stream)]
@@ -80,20 +81,21 @@ impl Rrf {
                     .enumerate()
                     .map(|(i, key)| {
                         let rank = (i + 1) as f64;
-                        (key, s, stream.weight / (self.k + rank))
+                        (key, s, i, stream.weight / (self.k + rank))
                     }),
             );
         }
-        // A stable sort: within one key and stream the best place stays first, and is
-        // the one vote kept.
-        votes.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+        // By key, stream and place: within one key and stream the best place comes first,
+        // and is the one vote kept. Every vote differs in (stream, place), so an unstable
+        // sort gives this one order (and is the cheaper sort).
+        votes.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         votes.dedup_by(|later, first| later.0 == first.0 && later.1 == first.1);
         let mut parts: Vec<f64> = Vec::with_capacity(streams.len());
         let mut fused: Vec<Fused<K>> = votes
             .chunk_by(|a, b| a.0 == b.0)
             .map(|same| {
                 parts.clear();
-                parts.extend(same.iter().map(|v| v.2));
+                parts.extend(same.iter().map(|v| v.3));
                 parts.sort_by(f64::total_cmp);
                 Fused {
                     key: same[0].0.clone(),
@@ -101,8 +103,8 @@ impl Rrf {
                 }
             })
             .collect();
-        // Keys came out ascending; a stable sort by score keeps that for ties.
-        fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+        // Best first, ties by key ascending (keys are distinct, so one order).
+        fused.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
         Ok(fused)
     }
 }

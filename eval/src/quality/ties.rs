@@ -105,9 +105,9 @@ pub(super) fn rrf_groups_to_order(
     if !(0..streams.len()).any(|s| weights[s] > 0.0 && ties(s)) {
         return vec![Vec::new(); streams.len()];
     }
-    // Every vote's floor and ceiling: (doc, stream, floor, ceiling), a document's first
-    // place in a stream being the one that votes, as in the fusion.
-    let mut votes: Vec<(u64, usize, f64, f64)> = Vec::new();
+    // Every vote's floor and ceiling: (doc, stream, place, floor, ceiling), a document's
+    // first place in a stream being the one that votes, as in the fusion.
+    let mut votes: Vec<(u64, usize, usize, f64, f64)> = Vec::new();
     for (s, (docs, w)) in streams.iter().zip(weights).enumerate() {
         if *w <= 0.0 {
             continue;
@@ -118,33 +118,42 @@ pub(super) fn rrf_groups_to_order(
             votes.extend(
                 docs[start..end]
                     .iter()
-                    .map(|&(d, _)| (d, s, floor, ceiling)),
+                    .enumerate()
+                    .map(|(i, &(d, _))| (d, s, start + i, floor, ceiling)),
             );
         }
     }
-    // Grouped by document; a repeat within a stream keeps its first (best) place.
-    votes.sort_by_key(|v| (v.0, v.1));
+    // Grouped by document; a repeat within a stream keeps its first (best) place. The
+    // places are distinct, so an unstable sort gives this one order.
+    votes.sort_unstable_by_key(|v| (v.0, v.1, v.2));
     votes.dedup_by(|later, first| (later.0, later.1) == (first.0, first.1));
     // Each document's floor and ceiling, summed as the fusion sums (smallest part first),
-    // so that neither can differ from the fused score by a rounding.
-    let mut bounds: HashMap<u64, (f64, f64)> = HashMap::with_capacity(votes.len());
+    // so that neither can differ from the fused score by a rounding: (doc, floor,
+    // ceiling) in doc order, looked up by binary search.
+    let mut bounds: Vec<(u64, f64, f64)> = Vec::with_capacity(votes.len());
     let mut parts: (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     for same in votes.chunk_by(|a, b| a.0 == b.0) {
         parts.0.clear();
         parts.1.clear();
-        parts.0.extend(same.iter().map(|v| v.2));
-        parts.1.extend(same.iter().map(|v| v.3));
+        parts.0.extend(same.iter().map(|v| v.3));
+        parts.1.extend(same.iter().map(|v| v.4));
         parts.0.sort_by(f64::total_cmp);
         parts.1.sort_by(f64::total_cmp);
-        bounds.insert(same[0].0, (parts.0.iter().sum(), parts.1.iter().sum()));
+        bounds.push((same[0].0, parts.0.iter().sum(), parts.1.iter().sum()));
     }
+    let ceiling_of = |doc: u64| {
+        bounds
+            .binary_search_by_key(&doc, |b| b.0)
+            .ok()
+            .map(|at| bounds[at].2)
+    };
     // The `hits`-th largest floor; with no more documents than that, every one is kept.
     let floor = if hits == 0 {
         f64::INFINITY
     } else if bounds.len() <= hits {
         f64::NEG_INFINITY
     } else {
-        let mut floors: Vec<f64> = bounds.values().map(|b| b.0).collect();
+        let mut floors: Vec<f64> = bounds.iter().map(|b| b.1).collect();
         let (_, nth, _) = floors.select_nth_unstable_by(hits - 1, |a, b| b.total_cmp(a));
         *nth
     };
@@ -162,7 +171,7 @@ pub(super) fn rrf_groups_to_order(
                 .filter(|&(start, end)| {
                     docs[start..end]
                         .iter()
-                        .any(|(d, _)| bounds.get(d).is_some_and(|b| b.1 >= floor))
+                        .any(|&(d, _)| ceiling_of(d).is_some_and(|c| c >= floor))
                 })
                 .collect()
         })
