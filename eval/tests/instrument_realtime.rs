@@ -322,21 +322,19 @@ impl Backend for BatchingGate {
         &self,
         queries: &[&str],
         _k: usize,
-    ) -> Vec<(anyhow::Result<heddle_eval::bench::backend::Answer>, Instant)> {
+        done: &mut dyn FnMut(usize, anyhow::Result<heddle_eval::bench::backend::Answer>),
+    ) {
         self.calls.lock().unwrap().push(queries.len());
         let _ = self.gate.search("", 1);
-        queries
-            .iter()
-            .map(|_| {
-                thread::sleep(Duration::from_millis(1));
-                let answer = heddle_eval::bench::backend::Answer {
-                    ids: vec!["d1".to_string()],
-                    server: None,
-                    parts: None,
-                };
-                (Ok(answer), Instant::now())
-            })
-            .collect()
+        for i in 0..queries.len() {
+            thread::sleep(Duration::from_millis(1));
+            let answer = heddle_eval::bench::backend::Answer {
+                ids: vec!["d1".to_string()],
+                server: None,
+                parts: None,
+            };
+            done(i, Ok(answer));
+        }
     }
 }
 

@@ -822,10 +822,11 @@ mod tests {
         let (alone, together) = (open("1"), open("3"));
         assert_eq!((alone.batch_limit(), together.batch_limit()), (1, 3));
         let queries = ["bone density", "cholesterol statins", "viruses"];
-        let answers = together.answer_batch(&queries, 10);
-        assert_eq!(answers.len(), 3);
+        let mut answers = Vec::new();
+        together.answer_batch(&queries, 10, &mut |i, answer| answers.push((i, answer)));
+        assert_eq!(answers.iter().map(|a| a.0).collect::<Vec<_>>(), [0, 1, 2]);
         let mut encodes = Vec::new();
-        for (query, (answer, _)) in queries.iter().zip(answers) {
+        for (query, (_, answer)) in queries.iter().zip(answers) {
             let answer = answer.unwrap();
             assert_eq!(answer.ids, alone.answer(query, 10).unwrap().ids, "{query}");
             encodes.push(answer.parts.expect("the hybrid arm's parts").encode);

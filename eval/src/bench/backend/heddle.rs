@@ -2,7 +2,6 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use anyhow::Context;
 
@@ -124,39 +123,39 @@ impl Backend for HeddleBackend {
 
     /// The queries encoded in one run of the model, then each searched in turn on the
     /// snapshot current at its own start; each request's encoding part is the batch's.
-    fn answer_batch(&self, queries: &[&str], k: usize) -> Vec<(anyhow::Result<Answer>, Instant)> {
+    fn answer_batch(
+        &self,
+        queries: &[&str],
+        k: usize,
+        done: &mut dyn FnMut(usize, anyhow::Result<Answer>),
+    ) {
         let Some(ranking) = self.ranking.as_ref().filter(|_| queries.len() > 1) else {
-            return queries
-                .iter()
-                .map(|q| (self.answer(q, k), Instant::now()))
-                .collect();
+            for (i, q) in queries.iter().enumerate() {
+                done(i, self.answer(q, k));
+            }
+            return;
         };
         let pairs: Vec<(&str, &str)> = queries.iter().map(|&q| ("", q)).collect();
         let (vectors, encode) = match ranking.query_vectors_of(&pairs) {
             Ok(encoded) => encoded,
             Err(e) => {
-                let done = Instant::now();
-                return queries
-                    .iter()
-                    .map(|_| (Err(anyhow::anyhow!("{e:#}")), done))
-                    .collect();
+                for i in 0..queries.len() {
+                    done(i, Err(anyhow::anyhow!("{e:#}")));
+                }
+                return;
             }
         };
-        queries
-            .iter()
-            .enumerate()
-            .map(|(i, &query)| {
-                let vector = vectors.as_ref().map(|v| v[i].as_slice());
-                let answer = ranking
-                    .rank_timed_given(&self.index.searcher(), "", query, vector, encode)
-                    .map(|(hits, parts)| Answer {
-                        ids: hits.into_iter().take(k).map(|h| h.id).collect(),
-                        server: None,
-                        parts: Some(AnswerParts::of(&parts)),
-                    });
-                (answer, Instant::now())
-            })
-            .collect()
+        for (i, &query) in queries.iter().enumerate() {
+            let vector = vectors.as_ref().map(|v| v[i].as_slice());
+            let answer = ranking
+                .rank_timed_given(&self.index.searcher(), "", query, vector, encode)
+                .map(|(hits, parts)| Answer {
+                    ids: hits.into_iter().take(k).map(|h| h.id).collect(),
+                    server: None,
+                    parts: Some(AnswerParts::of(&parts)),
+                });
+            done(i, answer);
+        }
     }
 
     /// The flat field's document frequencies over the live documents of this moment's

@@ -7,7 +7,7 @@ pub mod synthetic;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use self::heddle::HeddleFactory;
 
@@ -35,13 +35,18 @@ pub trait Backend: Send + Sync {
     }
 
     /// Answers requests a worker took together (up to [`batch_limit`](Backend::batch_limit)),
-    /// in order, each with the instant it was done: a request is done when its own answer
-    /// is, not when the batch is. The default answers them one after another.
-    fn answer_batch(&self, queries: &[&str], k: usize) -> Vec<(anyhow::Result<Answer>, Instant)> {
-        queries
-            .iter()
-            .map(|q| (self.answer(q, k), Instant::now()))
-            .collect()
+    /// calling `done(i, answer)` for request `i` as soon as its answer is ready: a request
+    /// is done when its own answer is, not when the batch is. A request never called back
+    /// is failed. The default answers them one after another.
+    fn answer_batch(
+        &self,
+        queries: &[&str],
+        k: usize,
+        done: &mut dyn FnMut(usize, anyhow::Result<Answer>),
+    ) {
+        for (i, q) in queries.iter().enumerate() {
+            done(i, self.answer(q, k));
+        }
     }
 
     /// This backend as an [`Issue`]r, if it can start a search and return at once (an

@@ -238,26 +238,63 @@ fn work(
             let mut tally = slot.lock().expect("worker tally poisoned");
             tally.busy_ns += since(start, done);
             record(&mut tally, job, origin, start, done, result, cpu_ns);
-        } else {
-            let texts: Vec<&str> = jobs.iter().map(|j| queries.get(j.index)).collect();
-            let (answers, cpu_ns) = cpu::on_this_thread(|| backend.answer_batch(&texts, k));
-            let share = cpu_ns.map(|ns| ns / jobs.len() as u64);
-            let mut tally = slot.lock().expect("worker tally poisoned");
-            tally.batches += 1;
-            tally.batched += jobs.len() as u64;
-            let last = answers.iter().map(|(_, done)| *done).max().unwrap_or(start);
-            tally.busy_ns += since(start, last);
-            let mut answers = answers.into_iter();
-            for job in &jobs {
-                let (result, done) = answers.next().unwrap_or_else(|| {
-                    let e = anyhow::anyhow!("the backend answered fewer requests than it took");
-                    (Err(e), Instant::now())
-                });
-                record(&mut tally, job, origin, start, done, result, share);
-            }
-        }
-        for _ in &jobs {
+            drop(tally);
             live.admission.release();
+        } else {
+            answer_batch(backend, queries, k, origin, &jobs, start, slot, live);
+        }
+    }
+}
+
+/// Runs a batch of `jobs` taken together, recording each request and releasing its place
+/// under the in-flight cap as soon as its own answer is ready, and its share of the
+/// batch's thread CPU once the batch is over (so a batched request's log line has no CPU).
+#[allow(clippy::too_many_arguments)]
+fn answer_batch(
+    backend: &dyn Backend,
+    queries: &QueryCycle,
+    k: usize,
+    origin: Instant,
+    jobs: &[Job],
+    start: Instant,
+    slot: &Mutex<CompletionTally>,
+    live: &LiveRung,
+) {
+    let texts: Vec<&str> = jobs.iter().map(|j| queries.get(j.index)).collect();
+    let mut answered = vec![false; jobs.len()];
+    let mut ok = 0u64;
+    let mut last = start;
+    let ((), cpu_ns) = cpu::on_this_thread(|| {
+        backend.answer_batch(&texts, k, &mut |i, result| {
+            // A repeated or unknown index is the backend's bug; only the first answer of
+            // each request counts.
+            if !answered.get(i).is_some_and(|a| !a) {
+                return;
+            }
+            answered[i] = true;
+            let done = Instant::now();
+            last = last.max(done);
+            ok += u64::from(result.is_ok());
+            let mut tally = slot.lock().expect("worker tally poisoned");
+            record(&mut tally, &jobs[i], origin, start, done, result, None);
+            drop(tally);
+            live.admission.release();
+        });
+    });
+    let mut tally = slot.lock().expect("worker tally poisoned");
+    for (job, _) in jobs.iter().zip(&answered).filter(|(_, a)| !**a) {
+        let e = anyhow::anyhow!("the backend answered fewer requests than it took");
+        let done = Instant::now();
+        last = last.max(done);
+        record(&mut tally, job, origin, start, done, Err(e), None);
+        live.admission.release();
+    }
+    tally.batches += 1;
+    tally.batched += jobs.len() as u64;
+    tally.busy_ns += since(start, last);
+    if let Some(ns) = cpu_ns {
+        for _ in 0..ok {
+            tally.record_cpu(ns / jobs.len() as u64);
         }
     }
 }
