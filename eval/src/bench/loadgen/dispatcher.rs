@@ -268,7 +268,7 @@ fn answer_batch(
         backend.answer_batch(&texts, k, &mut |i, result| {
             // A repeated or unknown index is the backend's bug; only the first answer of
             // each request counts.
-            if !answered.get(i).is_some_and(|a| !a) {
+            if answered.get(i).is_none_or(|&a| a) {
                 return;
             }
             answered[i] = true;
