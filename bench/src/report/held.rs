@@ -607,6 +607,7 @@ mod tests {
             vector_p99_us: None,
             fusion_p50_us: None,
             fusion_p99_us: None,
+            batched: None,
         }
     }
 
