@@ -21,6 +21,8 @@
 # ARMS_ARMS       which arms' ladders to run (default text,vector,hybrid)
 # ARMS_EMBED_FLAGS more flags for `heddle-eval embed`, e.g. `--pause-while /tmp/quiet-please`
 #                 to pause the encoding while someone else measures on the machine
+# ARMS_BENCH_FLAGS more flags for the vector and hybrid arms' `heddle-eval bench`, e.g.
+#                 `--encode-batch 4` (queries already waiting encoded together)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=target/release
@@ -31,6 +33,7 @@ SAMPLES=${ARMS_SAMPLES:-10000}
 FRACTIONS=${ARMS_FRACTIONS:-0.25,0.5}
 ARMS=${ARMS_ARMS:-text,vector,hybrid}
 read -r -a EMBED_FLAGS <<< "${ARMS_EMBED_FLAGS:-}"
+read -r -a BENCH_FLAGS <<< "${ARMS_BENCH_FLAGS:-}"
 mkdir -p "$OUT"
 
 if [ ! -f "$CORPUS/corpus.jsonl" ]; then
@@ -76,7 +79,9 @@ echo
 echo "== 4. each arm's open-loop ladder ($SAMPLES requests a rung, rungs at $FRACTIONS of capacity)"
 for arm in ${ARMS//,/ }; do
   echo "-- $arm"
+  flags=()
+  if [ "$arm" != text ]; then flags=(${BENCH_FLAGS[@]+"${BENCH_FLAGS[@]}"}); fi
   "$BIN/heddle-eval" bench --index "$OUT/index" --queries "$QUERIES" --arm "$arm" \
     --samples "$SAMPLES" --fractions "$FRACTIONS" --json "$OUT/$arm.json" \
-    | tee "$OUT/$arm.txt"
+    ${flags[@]+"${flags[@]}"} | tee "$OUT/$arm.txt"
 done
