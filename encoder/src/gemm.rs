@@ -40,6 +40,8 @@ pub const MR: usize = 6;
 const WIDE_MR: usize = 12;
 /// Bytes of input a row block aims to keep in L2 while the panels stream past.
 pub(crate) const BLOCK_BYTES: usize = 192 * 1024;
+/// How far ahead of a tile's current step its weights are prefetched, in values.
+pub(crate) const PREFETCH_AHEAD: usize = 32 * NR;
 /// The most panels a short tile is computed for at once (`Kernel::panels_at_once`).
 const MAX_PANELS_AT_ONCE: usize = 4;
 /// Below this many multiply-adds a product runs on the calling thread alone: handing work
@@ -548,7 +550,7 @@ fn tile_portable(
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{MR, NR, WIDE_MR};
+    use super::{MR, NR, PREFETCH_AHEAD, WIDE_MR};
 
     /// `R` rows of the tile: bias + a (R × k) · panel (k × NR), the sums kept in 2·R
     /// registers for the whole loop over k.
@@ -573,6 +575,9 @@ mod avx2 {
         let high = unsafe { _mm256_loadu_ps(bias.as_ptr().add(8)) };
         let mut sums = [[low, high]; R];
         for step in 0..k {
+            _mm_prefetch::<_MM_HINT_T0>(
+                weights.wrapping_add(step * NR + PREFETCH_AHEAD) as *const i8
+            );
             let w_low = unsafe { _mm256_loadu_ps(weights.add(step * NR)) };
             let w_high = unsafe { _mm256_loadu_ps(weights.add(step * NR + 8)) };
             for (row, sum) in sums.iter_mut().enumerate() {
@@ -594,7 +599,7 @@ mod avx2 {
 mod avx2_narrow {
     use std::arch::x86_64::*;
 
-    use super::{NR, WIDE_MR};
+    use super::{NR, PREFETCH_AHEAD, WIDE_MR};
 
     /// `R` rows of `P` consecutive panels' tiles at once: `tiles[p]` = bias of panel `p` +
     /// a (R × k) · panel `p` (k × NR). For the last, short tile of a block: one row of one
@@ -642,6 +647,7 @@ mod avx2_narrow {
             }
             for p in 0..P {
                 let at = p * k * NR + step * NR;
+                _mm_prefetch::<_MM_HINT_T0>(weights.wrapping_add(at + PREFETCH_AHEAD) as *const i8);
                 let w_low = unsafe { _mm256_loadu_ps(weights.add(at)) };
                 let w_high = unsafe { _mm256_loadu_ps(weights.add(at + 8)) };
                 for (row, input) in inputs.iter().enumerate() {
