@@ -85,6 +85,18 @@ impl HeddleBackend {
     }
 }
 
+/// A ranking's top `k` and where its time went, as the rung records it.
+fn ranked_answer(
+    (hits, parts): (Vec<crate::quality::RankedHit>, crate::quality::RequestParts),
+    k: usize,
+) -> Answer {
+    Answer {
+        ids: hits.into_iter().take(k).map(|h| h.id).collect(),
+        server: None,
+        parts: Some(AnswerParts::of(&parts)),
+    }
+}
+
 impl Backend for HeddleBackend {
     fn search(&self, query: &str, k: usize) -> anyhow::Result<Vec<String>> {
         Ok(self.answer(query, k)?.ids)
@@ -93,12 +105,8 @@ impl Backend for HeddleBackend {
     /// The vector and hybrid arms say where the request's time went.
     fn answer(&self, query: &str, k: usize) -> anyhow::Result<Answer> {
         if let Some(ranking) = &self.ranking {
-            let (hits, parts) = ranking.rank_timed(&self.index.searcher(), "", query)?;
-            return Ok(Answer {
-                ids: hits.into_iter().take(k).map(|h| h.id).collect(),
-                server: None,
-                parts: Some(AnswerParts::of(&parts)),
-            });
+            let ranked = ranking.rank_timed(&self.index.searcher(), "", query)?;
+            return Ok(ranked_answer(ranked, k));
         }
         let opts = heddle::SearchOptions {
             k,
@@ -130,10 +138,7 @@ impl Backend for HeddleBackend {
         done: &mut dyn FnMut(usize, anyhow::Result<Answer>),
     ) {
         let Some(ranking) = self.ranking.as_ref().filter(|_| queries.len() > 1) else {
-            for (i, q) in queries.iter().enumerate() {
-                done(i, self.answer(q, k));
-            }
-            return;
+            return super::answer_each(self, queries, k, done);
         };
         let pairs: Vec<(&str, &str)> = queries.iter().map(|&q| ("", q)).collect();
         let (vectors, encode) = match ranking.query_vectors_of(&pairs) {
@@ -147,14 +152,9 @@ impl Backend for HeddleBackend {
         };
         for (i, &query) in queries.iter().enumerate() {
             let vector = vectors.as_ref().map(|v| v[i].as_slice());
-            let answer = ranking
-                .rank_timed_given(&self.index.searcher(), "", query, vector, encode)
-                .map(|(hits, parts)| Answer {
-                    ids: hits.into_iter().take(k).map(|h| h.id).collect(),
-                    server: None,
-                    parts: Some(AnswerParts::of(&parts)),
-                });
-            done(i, answer);
+            let ranked =
+                ranking.rank_timed_given(&self.index.searcher(), "", query, vector, encode);
+            done(i, ranked.map(|ranked| ranked_answer(ranked, k)));
         }
     }
 

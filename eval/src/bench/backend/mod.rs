@@ -44,9 +44,7 @@ pub trait Backend: Send + Sync {
         k: usize,
         done: &mut dyn FnMut(usize, anyhow::Result<Answer>),
     ) {
-        for (i, q) in queries.iter().enumerate() {
-            done(i, self.answer(q, k));
-        }
+        answer_each(self, queries, k, done);
     }
 
     /// This backend as an [`Issue`]r, if it can start a search and return at once (an
@@ -90,6 +88,19 @@ pub trait Backend: Send + Sync {
     /// returns, this thread's included (the writes arm). Reports where the time went.
     fn commit(&self) -> anyhow::Result<CommitReport> {
         Err(Unsupported::new("commit").into())
+    }
+}
+
+/// [`Backend::answer_batch`] as one request after another: the default, and what a backend
+/// that batches does with what it cannot batch.
+pub(crate) fn answer_each<B: Backend + ?Sized>(
+    backend: &B,
+    queries: &[&str],
+    k: usize,
+    done: &mut dyn FnMut(usize, anyhow::Result<Answer>),
+) {
+    for (i, q) in queries.iter().enumerate() {
+        done(i, backend.answer(q, k));
     }
 }
 
