@@ -22,7 +22,7 @@ use heddle_eval::bench::Backend;
 use heddle_eval::bench::backend::synthetic::{ServiceModel, Synthetic};
 use heddle_eval::bench::loadgen::closed::run_closed_loop;
 use heddle_eval::bench::loadgen::{
-    Arrivals, LiveRung, Schedule, open_loop_origin, run_open_loop, run_open_loop_from,
+    Arrivals, LiveRung, Outcome, Schedule, open_loop_origin, run_open_loop, run_open_loop_from,
 };
 use heddle_eval::bench::queries::QueryCycle;
 use heddle_eval::bench::stats::{LatencyHistogram, LatencySummary, P50};
@@ -269,21 +269,30 @@ impl Backend for Gate {
     }
 }
 
-#[test]
-fn real_shedding_is_exact_whatever_the_timing() {
-    // Nothing finishes until all 50 requests are due, so exactly `inflight` = 5 are
-    // admitted (2 executing, 3 queued) and 45 are shed.
-    let gate = Gate {
-        open: Mutex::new(false),
-        cv: Condvar::new(),
-    };
-    let schedule = Schedule::new(Arrivals::Uniform, 1_000.0, 50, 0);
-    let live = LiveRung::new(2, 5, 50);
+impl Gate {
+    fn closed() -> Self {
+        Gate {
+            open: Mutex::new(false),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Runs `schedule` against `backend`, whose requests `gate` holds, and opens the gate once
+/// the dispatcher has issued every request: what is admitted until then is exact, whatever
+/// the timing.
+fn run_gated(backend: &dyn Backend, gate: &Gate, schedule: &Schedule, live: &LiveRung) -> Outcome {
     let q = queries();
-    let out = thread::scope(|s| {
-        let run = s.spawn(|| run_open_loop(&gate, &schedule, &q, 10, &live));
+    let requests = schedule.len() as u64;
+    thread::scope(|s| {
+        let run = s.spawn(|| run_open_loop(backend, schedule, &q, 10, live));
         let deadline = Instant::now() + Duration::from_secs(30);
-        while live.progress().issued < 50 {
+        while live.progress().issued < requests {
             assert!(
                 Instant::now() < deadline,
                 "dispatcher stuck: {:?}",
@@ -291,10 +300,19 @@ fn real_shedding_is_exact_whatever_the_timing() {
             );
             thread::sleep(Duration::from_millis(2));
         }
-        *gate.open.lock().unwrap() = true;
-        gate.cv.notify_all();
+        gate.open();
         run.join().unwrap()
-    });
+    })
+}
+
+#[test]
+fn real_shedding_is_exact_whatever_the_timing() {
+    // Nothing finishes until all 50 requests are due, so exactly `inflight` = 5 are
+    // admitted (2 executing, 3 queued) and 45 are shed.
+    let gate = Gate::closed();
+    let schedule = Schedule::new(Arrivals::Uniform, 1_000.0, 50, 0);
+    let live = LiveRung::new(2, 5, 50);
+    let out = run_gated(&gate, &gate, &schedule, &live);
     assert_eq!(out.shed(), 45);
     assert_eq!(out.completed(), 5);
     assert_eq!(out.dispatch.issued, 50);
@@ -345,26 +363,12 @@ fn a_worker_batches_only_requests_already_waiting_and_each_is_done_at_its_own_an
     // three and one at a time, as they wait: no batch is bigger than the backend's
     // limit, none waits to fill, and every request is recorded once.
     let backend = BatchingGate {
-        gate: Gate {
-            open: Mutex::new(false),
-            cv: Condvar::new(),
-        },
+        gate: Gate::closed(),
         calls: Mutex::new(Vec::new()),
     };
     let schedule = Schedule::new(Arrivals::Uniform, 1_000.0, 8, 0);
     let live = LiveRung::logged(1, 8, 8);
-    let q = queries();
-    let out = thread::scope(|s| {
-        let run = s.spawn(|| run_open_loop(&backend, &schedule, &q, 10, &live));
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while live.progress().issued < 8 {
-            assert!(Instant::now() < deadline, "dispatcher stuck");
-            thread::sleep(Duration::from_millis(2));
-        }
-        *backend.gate.open.lock().unwrap() = true;
-        backend.gate.cv.notify_all();
-        run.join().unwrap()
-    });
+    let out = run_gated(&backend, &backend.gate, &schedule, &live);
     // The first request is taken as soon as it is due; on a machine slow enough to wake
     // the worker after the second was due too, the first call holds both. Every later
     // call takes what waits, up to three.
