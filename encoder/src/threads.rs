@@ -114,6 +114,9 @@ impl Parts {
     }
 }
 
+/// The generation of `Shared::parts` before the team's first job.
+const NO_JOB_YET: u32 = 0;
+
 /// Most parts one job may have.
 const MAX_PARTS: usize = u16::MAX as usize;
 
@@ -147,7 +150,14 @@ impl Team {
     /// A team of `threads` threads: the caller and `threads - 1` helpers (none for 0 or 1).
     pub fn new(threads: usize) -> Self {
         let shared = Arc::new(Shared {
-            parts: AtomicU64::new(0),
+            parts: AtomicU64::new(
+                Parts {
+                    generation: NO_JOB_YET,
+                    count: 0,
+                    next: 0,
+                }
+                .pack(),
+            ),
             job: AtomicPtr::new(std::ptr::null_mut()),
             unfinished: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
@@ -303,7 +313,11 @@ fn work(shared: &Shared, generation: u32) {
 
 /// A helper's life: wait for a job (spinning, then asleep), help with it, again.
 fn help(shared: &Shared) {
-    let mut seen = Parts::unpack(shared.parts.load(Ordering::Acquire)).generation;
+    // The generation the team was made with, not the one current when this thread first
+    // runs: a caller may publish its first job before a slow-starting helper gets here,
+    // and a helper that took that job's generation as already seen would leave its parts
+    // to the caller (the wake test hung on it on a loaded machine).
+    let mut seen = NO_JOB_YET;
     loop {
         let mut idle_since = Instant::now();
         let mut spins = 0u32;
@@ -367,31 +381,44 @@ mod tests {
         }
     }
 
+    /// Splits `team`'s next job in two parts that each wait until a part has run off the
+    /// calling thread: it ends only if a helper took a part (a hang is the failure, and a
+    /// part panics after 60 s of it).
+    fn split_needing_a_helper(team: &Team, round: usize) {
+        let helper_ran = AtomicBool::new(false);
+        let caller = std::thread::current().id();
+        let started = Instant::now();
+        team.split(2, &|_| {
+            if std::thread::current().id() != caller {
+                helper_ran.store(true, Ordering::Relaxed);
+            }
+            while !helper_ran.load(Ordering::Relaxed) {
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "round {round}: no helper took a part"
+                );
+                std::hint::spin_loop();
+            }
+        });
+        assert!(helper_ran.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_job_published_before_a_helper_first_runs_is_still_helped() {
+        // The job goes out microseconds after the helper is spawned, before it has
+        // usually run at all: it must still count that job as new.
+        for round in 0..20 {
+            split_needing_a_helper(&Team::new(2), round);
+        }
+    }
+
     #[test]
     fn helpers_take_parts_and_wake_after_sleeping() {
         let team = Team::new(2);
-        let helper_ran = AtomicBool::new(false);
-        let caller = std::thread::current().id();
         for round in 0..3 {
             // Past the spin: the helper has gone to sleep, and the job must wake it.
             std::thread::sleep(SPIN * 5);
-            helper_ran.store(false, Ordering::Relaxed);
-            // Each part waits until some part ran off the caller's thread, so the job ends
-            // only if the helper woke and took one (a hang here is the failure).
-            let started = Instant::now();
-            team.split(2, &|_| {
-                if std::thread::current().id() != caller {
-                    helper_ran.store(true, Ordering::Relaxed);
-                }
-                while !helper_ran.load(Ordering::Relaxed) {
-                    assert!(
-                        started.elapsed() < Duration::from_secs(60),
-                        "round {round}: the helper never woke"
-                    );
-                    std::hint::spin_loop();
-                }
-            });
-            assert!(helper_ran.load(Ordering::Relaxed));
+            split_needing_a_helper(&team, round);
         }
     }
 
