@@ -671,7 +671,7 @@ mod avx2_narrow {
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{NR, WIDE_MR};
+    use super::{NR, PREFETCH_AHEAD, WIDE_MR};
 
     /// `R` rows of the tile: bias + a (R × k) · panel (k × NR), a row's 16 sums in one
     /// register for the whole loop over k. Each sum sees the same fused steps in the same
@@ -697,6 +697,9 @@ mod avx512 {
         // caller promised; writes go to the tile's first R rows of 16 values.
         let mut sums = [unsafe { _mm512_loadu_ps(bias.as_ptr()) }; R];
         for step in 0..k {
+            _mm_prefetch::<_MM_HINT_T0>(
+                weights.wrapping_add(step * NR + PREFETCH_AHEAD) as *const i8
+            );
             let w = unsafe { _mm512_loadu_ps(weights.add(step * NR)) };
             for (row, sum) in sums.iter_mut().enumerate() {
                 let input = _mm512_set1_ps(unsafe { *a.add(row * k + step) });
@@ -732,6 +735,12 @@ mod avx512 {
         let mut sums = [unsafe { _mm512_loadu_ps(first.1.as_ptr()) }; R];
         let mut sums_b = [unsafe { _mm512_loadu_ps(second.1.as_ptr()) }; R];
         for step in 0..k {
+            _mm_prefetch::<_MM_HINT_T0>(
+                weights.wrapping_add(step * NR + PREFETCH_AHEAD) as *const i8
+            );
+            _mm_prefetch::<_MM_HINT_T0>(
+                weights_b.wrapping_add(step * NR + PREFETCH_AHEAD) as *const i8
+            );
             let w = unsafe { _mm512_loadu_ps(weights.add(step * NR)) };
             let w_b = unsafe { _mm512_loadu_ps(weights_b.add(step * NR)) };
             for row in 0..R {
