@@ -31,6 +31,8 @@
 //! both kernels; the AVX2 one fuses each multiply and add (one rounding), the portable one
 //! rounds twice. Both are within K·ε·Σ|x_k·w_k| of the exact sum (a test holds them to it).
 
+use std::ops::Range;
+
 /// Output columns a panel holds: two 8-lane AVX vectors.
 pub const NR: usize = 16;
 /// Rows a tile holds (the AVX2 kernel keeps `MR × NR` sums in registers).
@@ -140,20 +142,18 @@ impl PackedLinear {
         x: &[f32],
         rows: usize,
         target: &OutputColumns<'_>,
-        panels: std::ops::Range<usize>,
+        panels: Range<usize>,
         epilogue: Epilogue,
         kernel: Kernel,
     ) {
         let k = self.inputs;
         let tile_rows_max = kernel.tile_rows();
-        let block_rows =
-            (BLOCK_BYTES / (k.max(1) * 4)).max(tile_rows_max) / tile_rows_max * tile_rows_max;
         let (mut tile, mut tile_b) = ([[0.0f32; NR]; WIDE_MR], [[0.0f32; NR]; WIDE_MR]);
         let mut short_tiles = [[[0.0f32; NR]; WIDE_MR]; MAX_PANELS_AT_ONCE];
         let first_column = panels.start * NR;
         let end_column = (panels.end * NR).min(self.outputs);
-        for block_start in (0..rows).step_by(block_rows) {
-            let block_end = (block_start + block_rows).min(rows);
+        for block in kernel.row_blocks(rows, k) {
+            let (block_start, block_end) = (block.start, block.end);
             // Copies a tile's first `tile_rows` rows to the output columns of panel
             // `panel_index`, rows from `tile_start`.
             let write_back = |tile: &[[f32; NR]; WIDE_MR], tile_start, tile_rows, panel_index| {
@@ -198,8 +198,8 @@ impl PackedLinear {
                 let first = self.panel(panel_index);
                 let second = (kernel.pairs_panels() && panel_index + 1 < panels.end)
                     .then(|| self.panel(panel_index + 1));
-                for tile_start in (block_start..block_end).step_by(tile_rows_max) {
-                    let tile_rows = tile_rows_max.min(block_end - tile_start);
+                for tile_range in kernel.row_tiles(block_start..block_end) {
+                    let (tile_start, tile_rows) = (tile_range.start, tile_range.len());
                     let a = &x[tile_start * k..(tile_start + tile_rows) * k];
                     match second {
                         Some(second) => {
@@ -240,11 +240,7 @@ impl PackedLinear {
 /// the calling thread alone below [`PARALLEL_MIN_WORK`] or on a team of one, else as
 /// contiguous ranges of panels, as many as the kernels' team asks for (`Team::parts`;
 /// each range writes only its own columns).
-pub(crate) fn split_panels(
-    work: usize,
-    panel_count: usize,
-    run: impl Fn(std::ops::Range<usize>) + Sync,
-) {
+pub(crate) fn split_panels(work: usize, panel_count: usize, run: impl Fn(Range<usize>) + Sync) {
     crate::threads::with_current(|team| {
         let parts = team
             .parts(work >= PARALLEL_MIN_WORK)
@@ -311,9 +307,9 @@ impl<'a> OutputColumns<'a> {
     pub(crate) unsafe fn apply(
         &self,
         epilogue: Epilogue,
-        rows: std::ops::Range<usize>,
+        rows: Range<usize>,
         width: usize,
-        columns: std::ops::Range<usize>,
+        columns: Range<usize>,
     ) {
         if epilogue == Epilogue::Gelu {
             for row in rows {
@@ -372,6 +368,54 @@ impl Kernel {
             Kernel::Avx512 => WIDE_MR,
             _ => MR,
         }
+    }
+
+    /// The row blocks of a product of `rows` rows of `k` inputs, each small enough to keep
+    /// its input in L2 (`BLOCK_BYTES`) while the panels stream past: every block reads all
+    /// the weights once more, so there are as few as that allows. The AVX-512 kernel cuts
+    /// the rows into blocks of near-equal size (a query of 30 rows against the 1,536-wide
+    /// down-projection was a block of 24 rows and one of 6: two passes over the weights for
+    /// a 6-row remainder, where one block of 30 fits the budget's rounding); the others keep
+    /// blocks of whole tiles, as their short-tile path was measured with.
+    fn row_blocks(self, rows: usize, k: usize) -> impl Iterator<Item = Range<usize>> {
+        let tile_rows = self.tile_rows();
+        let budget_rows = (BLOCK_BYTES / (k.max(1) * 4)).max(tile_rows);
+        if self.evens_rows() {
+            Either::Even(even_runs(0..rows, budget_rows))
+        } else {
+            let block_rows = budget_rows / tile_rows * tile_rows;
+            Either::Whole(
+                (0..rows)
+                    .step_by(block_rows)
+                    .map(move |start| start..(start + block_rows).min(rows)),
+            )
+        }
+    }
+
+    /// The tiles of a block of rows. The AVX-512 kernel cuts a block into tiles of
+    /// near-equal height: a tile of `h` rows keeps `2·h` chains of fused multiply-adds in
+    /// flight, and a last tile of one to three rows (a query of 13–15 or 25–27 word pieces)
+    /// left the FMA units waiting on each other's results, so 13 rows go as 7 + 6, not
+    /// 12 + 1. A row's sums are the same steps in the same order in a tile of any height,
+    /// so the same bits. The AVX2 kernel keeps whole tiles and its several-panel short tile
+    /// (`panels_at_once`).
+    fn row_tiles(self, block: Range<usize>) -> impl Iterator<Item = Range<usize>> {
+        let tile_rows = self.tile_rows();
+        if self.evens_rows() {
+            Either::Even(even_runs(block, tile_rows))
+        } else {
+            let end = block.end;
+            Either::Whole(
+                block
+                    .step_by(tile_rows)
+                    .map(move |start| start..(start + tile_rows).min(end)),
+            )
+        }
+    }
+
+    /// Whether blocks and tiles are cut to near-equal sizes (`row_blocks`, `row_tiles`).
+    fn evens_rows(self) -> bool {
+        self.pairs_panels()
     }
 
     /// How many panels a short tile of `rows` rows computes at once (`tile_panels`): more
@@ -523,6 +567,39 @@ impl Kernel {
                     }
                 }
             }
+        }
+    }
+}
+
+/// `range` cut into `ceil(len / most)` runs of near-equal length (the first ones one
+/// longer), each at most `most` long.
+fn even_runs(range: Range<usize>, most: usize) -> impl Iterator<Item = Range<usize>> {
+    let count = range.len().div_ceil(most.max(1));
+    let (base, longer) = match count {
+        0 => (0, 0),
+        _ => (range.len() / count, range.len() % count),
+    };
+    let mut start = range.start;
+    (0..count).map(move |index| {
+        let run = start..start + base + usize::from(index < longer);
+        start = run.end;
+        run
+    })
+}
+
+/// One of two iterators of the same item, without boxing.
+enum Either<A, B> {
+    Even(A),
+    Whole(B),
+}
+
+impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Either::Even(runs) => runs.next(),
+            Either::Whole(runs) => runs.next(),
         }
     }
 }
@@ -820,6 +897,28 @@ mod tests {
 
     #[test]
     #[cfg(target_arch = "x86_64")]
+    fn even_runs_cover_the_range_in_runs_of_near_equal_length() {
+        for start in [0, 7] {
+            for len in 0..80 {
+                for most in 1..14 {
+                    let runs: Vec<_> = even_runs(start..start + len, most).collect();
+                    assert_eq!(runs.len(), len.div_ceil(most), "{len} by {most}");
+                    let mut at = start;
+                    for run in &runs {
+                        assert_eq!(run.start, at, "{len} by {most}: {runs:?}");
+                        assert!(!run.is_empty() && run.len() <= most, "{runs:?}");
+                        at = run.end;
+                    }
+                    assert_eq!(at, start + len, "{len} by {most}: {runs:?}");
+                    let lengths = runs.iter().map(|run| run.len());
+                    let (low, high) = (lengths.clone().min(), lengths.max());
+                    assert!(high.unwrap_or(0) - low.unwrap_or(0) <= 1, "{runs:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_avx512_kernel_gives_the_avx2_kernels_bits() {
         if Kernel::best() != Kernel::Avx512 {
             eprintln!("skipped: this CPU has no AVX-512F");
@@ -833,8 +932,12 @@ mod tests {
             (11, 37, 19),
             (12, 37, 19),
             (13, 37, 19),
+            (15, 37, 19),
             (25, 384, 48),
             (25, 384, 80),
+            (27, 384, 48),
+            (30, 1536, 32),
+            (49, 1536, 32),
             (70, 1536, 32),
         ] {
             let x = matrix(rows * inputs, 13);
