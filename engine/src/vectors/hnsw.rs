@@ -286,6 +286,16 @@ impl Builder<'_> {
                         own.push(s);
                     }
                 }
+                // Other threads may have linked back to this document already, up to the
+                // layer's limit: with its own choices added the list can pass it (the
+                // file's fixed-width lists then refused it), so it is re-chosen as
+                // `link_back` does.
+                let max = max_links(self.params.m, l);
+                if own.len() > max {
+                    own.sort_unstable_by(|a, b| b.cmp(a));
+                    let kept = self.choose(&own, max);
+                    *own = kept;
+                }
             }
             for s in &chosen {
                 self.link_back(s.doc, doc, s.score, l);
