@@ -35,6 +35,18 @@ fn graph(min_docs: u32) -> GraphSettings {
 /// in `segments` commits of equal size (merges off), with graphs for segments of at
 /// least `min_docs` documents.
 fn build(dir: &Path, vectors: &[Vec<f32>], segments: usize, min_docs: u32) -> Index {
+    build_on(dir, vectors, segments, min_docs, 0)
+}
+
+/// `build` with the writer's build threads set (`0`: one per core). The writer builds on
+/// a pool of its own, so a rayon pool installed around the call does not reach it.
+fn build_on(
+    dir: &Path,
+    vectors: &[Vec<f32>],
+    segments: usize,
+    min_docs: u32,
+    threads: usize,
+) -> Index {
     let settings = IndexSettings {
         vector_dim: Some(vectors[0].len()),
         ..Default::default()
@@ -42,6 +54,7 @@ fn build(dir: &Path, vectors: &[Vec<f32>], segments: usize, min_docs: u32) -> In
     let index = Index::create(dir, settings).unwrap();
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
+    w.set_threads(threads).unwrap();
     w.set_graph(graph(min_docs)).unwrap();
     let per_segment = vectors.len().div_ceil(segments);
     for (s, chunk) in vectors.chunks(per_segment).enumerate() {
@@ -403,13 +416,11 @@ fn deleted_documents_are_never_found_and_every_search_still_fills_k() {
     let (vectors, queries) = mixture_vectors(4000, 32, 3);
     // Built on one thread, as in the second-walk test below: a parallel build links in
     // whatever order the threads reach the documents, and with nearly every document
-    // deleted a walk of beam 1 then found a different 10 once in `make test`. One thread
-    // makes the graph, and so the exact answers asserted at the end, the same on every run.
-    let one_thread = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let index = one_thread.install(|| build(dir.path(), &vectors, 1, 2048));
+    // deleted a walk of beam 1 then found a different 10 in `make test`. One thread
+    // makes the graph, and so the exact answers asserted at the end, the same on every
+    // run. (The writer's own build threads: a rayon pool installed around the build, as
+    // this test once did, does not reach the writer's pool, and it failed again.)
+    let index = build_on(dir.path(), &vectors, 1, 2048, 1);
     assert!(index.segments()[0].vector_graph);
     // Each query's exact top 3, and every third document.
     let mut deleted: std::collections::BTreeSet<String> =
@@ -776,6 +787,8 @@ fn first_3000_then_the_rest(dir: &Path, vectors: &[Vec<f32>]) -> (Index, heddle:
     let index = Index::create(dir, settings).unwrap();
     let mut w = index.writer().unwrap();
     w.set_background_merges(false);
+    // One build thread: see the caller.
+    w.set_threads(1).unwrap();
     w.set_graph(graph(500)).unwrap();
     for (i, v) in vectors.iter().enumerate() {
         w.add(Document::new(format!("v{i}"), "", "").with_vector(v.clone()))
@@ -814,11 +827,7 @@ fn neighbours_gathered_in_a_small_segment_are_all_found_by_a_second_walk() {
     // threads reach the documents, and among 600 near-ties a walk of beam 10 then finds a
     // different 10 under load (recall 0.7 seen once in `make test`). One thread makes the
     // graph, and so the figure asserted below, the same on every run.
-    let one_thread = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (index, _writer) = one_thread.install(|| first_3000_then_the_rest(dir.path(), &vectors));
+    let (index, _writer) = first_3000_then_the_rest(dir.path(), &vectors);
     let sizes: Vec<u32> = index.segments().iter().map(|s| s.doc_count).collect();
     assert_eq!(sizes, [3000, 600]);
     assert!(index.segments().iter().all(|s| s.vector_graph));
