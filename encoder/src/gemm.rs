@@ -380,15 +380,9 @@ impl Kernel {
     fn row_blocks(self, rows: usize, k: usize) -> impl Iterator<Item = Range<usize>> {
         let tile_rows = self.tile_rows();
         let budget_rows = (BLOCK_BYTES / (k.max(1) * 4)).max(tile_rows);
-        if self.evens_rows() {
-            Either::Even(even_runs(0..rows, budget_rows))
-        } else {
-            let block_rows = budget_rows / tile_rows * tile_rows;
-            Either::Whole(
-                (0..rows)
-                    .step_by(block_rows)
-                    .map(move |start| start..(start + block_rows).min(rows)),
-            )
+        match self.cuts_evenly() {
+            true => runs(0..rows, budget_rows, true),
+            false => runs(0..rows, budget_rows / tile_rows * tile_rows, false),
         }
     }
 
@@ -400,21 +394,12 @@ impl Kernel {
     /// so the same bits. The AVX2 kernel keeps whole tiles and its several-panel short tile
     /// (`panels_at_once`).
     fn row_tiles(self, block: Range<usize>) -> impl Iterator<Item = Range<usize>> {
-        let tile_rows = self.tile_rows();
-        if self.evens_rows() {
-            Either::Even(even_runs(block, tile_rows))
-        } else {
-            let end = block.end;
-            Either::Whole(
-                block
-                    .step_by(tile_rows)
-                    .map(move |start| start..(start + tile_rows).min(end)),
-            )
-        }
+        runs(block, self.tile_rows(), self.cuts_evenly())
     }
 
-    /// Whether blocks and tiles are cut to near-equal sizes (`row_blocks`, `row_tiles`).
-    fn evens_rows(self) -> bool {
+    /// Whether blocks and tiles are cut to near-equal sizes (`row_blocks`, `row_tiles`):
+    /// for the kernel that pairs panels, the one measured with it.
+    fn cuts_evenly(self) -> bool {
         self.pairs_panels()
     }
 
@@ -571,37 +556,21 @@ impl Kernel {
     }
 }
 
-/// `range` cut into `ceil(len / most)` runs of near-equal length (the first ones one
-/// longer), each at most `most` long.
-fn even_runs(range: Range<usize>, most: usize) -> impl Iterator<Item = Range<usize>> {
-    let count = range.len().div_ceil(most.max(1));
-    let (base, longer) = match count {
-        0 => (0, 0),
-        _ => (range.len() / count, range.len() % count),
+/// `range` cut into `ceil(len / most)` runs of at most `most`: of near-equal length when
+/// `even` (the first ones one longer), else each `most` long but the last.
+fn runs(range: Range<usize>, most: usize, even: bool) -> impl Iterator<Item = Range<usize>> {
+    let most = most.max(1);
+    let count = range.len().div_ceil(most);
+    let (base, longer) = match even && count > 0 {
+        true => (range.len() / count, range.len() % count),
+        false => (most, 0),
     };
-    let mut start = range.start;
+    let (mut start, end) = (range.start, range.end);
     (0..count).map(move |index| {
-        let run = start..start + base + usize::from(index < longer);
+        let run = start..(start + base + usize::from(index < longer)).min(end);
         start = run.end;
         run
     })
-}
-
-/// One of two iterators of the same item, without boxing.
-enum Either<A, B> {
-    Even(A),
-    Whole(B),
-}
-
-impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> {
-    type Item = T;
-
-    fn next(&mut self) -> Option<T> {
-        match self {
-            Either::Even(runs) => runs.next(),
-            Either::Whole(runs) => runs.next(),
-        }
-    }
 }
 
 fn tile_portable(
@@ -896,29 +865,40 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_arch = "x86_64")]
-    fn even_runs_cover_the_range_in_runs_of_near_equal_length() {
+    fn runs_cover_the_range_evenly_or_in_whole_runs_and_a_rest() {
         for start in [0, 7] {
             for len in 0..80 {
                 for most in 1..14 {
-                    let runs: Vec<_> = even_runs(start..start + len, most).collect();
-                    assert_eq!(runs.len(), len.div_ceil(most), "{len} by {most}");
-                    let mut at = start;
-                    for run in &runs {
-                        assert_eq!(run.start, at, "{len} by {most}: {runs:?}");
-                        assert!(!run.is_empty() && run.len() <= most, "{runs:?}");
-                        at = run.end;
+                    for even in [true, false] {
+                        let runs: Vec<_> = runs(start..start + len, most, even).collect();
+                        let case = format!("{len} by {most}, even {even}: {runs:?}");
+                        assert_eq!(runs.len(), len.div_ceil(most), "{case}");
+                        let mut at = start;
+                        for run in &runs {
+                            assert_eq!(run.start, at, "{case}");
+                            assert!(!run.is_empty() && run.len() <= most, "{case}");
+                            at = run.end;
+                        }
+                        assert_eq!(at, start + len, "{case}");
+                        let lengths: Vec<usize> = runs.iter().map(|run| run.len()).collect();
+                        match (even, lengths.split_last()) {
+                            (_, None) => {}
+                            (true, Some(_)) => {
+                                let (low, high) = (lengths.iter().min(), lengths.iter().max());
+                                assert!(high.unwrap() - low.unwrap() <= 1, "{case}");
+                            }
+                            (false, Some((_, whole))) => {
+                                assert!(whole.iter().all(|&l| l == most), "{case}")
+                            }
+                        }
                     }
-                    assert_eq!(at, start + len, "{len} by {most}: {runs:?}");
-                    let lengths = runs.iter().map(|run| run.len());
-                    let (low, high) = (lengths.clone().min(), lengths.max());
-                    assert!(high.unwrap_or(0) - low.unwrap_or(0) <= 1, "{runs:?}");
                 }
             }
         }
     }
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn the_avx512_kernel_gives_the_avx2_kernels_bits() {
         if Kernel::best() != Kernel::Avx512 {
             eprintln!("skipped: this CPU has no AVX-512F");
