@@ -287,15 +287,9 @@ impl Builder<'_> {
                     }
                 }
                 // Other threads may have linked back to this document already, up to the
-                // layer's limit: with its own choices added the list can pass it (the
-                // file's fixed-width lists then refused it), so it is re-chosen as
-                // `link_back` does.
-                let max = max_links(self.params.m, l);
-                if own.len() > max {
-                    own.sort_unstable_by(|a, b| b.cmp(a));
-                    let kept = self.choose(&own, max);
-                    *own = kept;
-                }
+                // layer's limit: its own choices added can pass it (the file's
+                // fixed-width lists then refused the build).
+                self.keep_at_most(&mut own, max_links(self.params.m, l));
             }
             for s in &chosen {
                 self.link_back(s.doc, doc, s.score, l);
@@ -411,12 +405,16 @@ impl Builder<'_> {
             return;
         }
         list.push(Scored { score, doc });
-        if list.len() <= max {
-            return;
+        self.keep_at_most(&mut list, max);
+    }
+
+    /// Re-chooses `list` (a document's neighbours on one layer) by the heuristic when it
+    /// holds more than `max`.
+    fn keep_at_most(&self, list: &mut Vec<Scored>, max: usize) {
+        if list.len() > max {
+            list.sort_unstable_by(|a, b| b.cmp(a));
+            *list = self.choose(list, max);
         }
-        list.sort_unstable_by(|a, b| b.cmp(a));
-        let chosen = self.choose(&list, max);
-        *list = chosen;
     }
 
     /// The layers as the file writes them.
