@@ -510,18 +510,28 @@ impl Segment<'_> {
         }
         // The unvisited neighbours of the document being expanded (at most 2m ≤ 256),
         // with what is scored of them, fetched once: prefetched, then scored.
+        let mut unvisited = [0u32; 2 * super::graph::MAX_M as usize];
         let mut fresh: [(u32, &[u8]); 2 * super::graph::MAX_M as usize] =
             [(0, &[]); 2 * super::graph::MAX_M as usize];
         while let Some(c) = candidates.pop() {
             if kept.len() >= ef && kept.peek().is_some_and(|w| c < w.0) {
                 break;
             }
+            // Most often the next document expanded: its list loads while this one's
+            // neighbours are scored.
+            if let Some(next) = candidates.peek() {
+                layers.prefetch_layer0(next.doc);
+            }
+            // Without a branch: whether a neighbour was visited is a coin toss to the
+            // branch predictor, and each miss would hold back the loads of the marks
+            // after it. Every id is written; only a fresh one is counted.
             let mut count = 0;
-            for n in layers.neighbours(0, c.doc).iter() {
-                if visited.insert(n) && count < fresh.len() {
-                    fresh[count] = (n, self.bytes(steering, n)?);
-                    count += 1;
-                }
+            for n in layers.neighbours(0, c.doc).iter().take(unvisited.len()) {
+                unvisited[count] = n;
+                count += usize::from(visited.insert(n));
+            }
+            for (slot, &n) in fresh.iter_mut().zip(&unvisited[..count]) {
+                *slot = (n, self.bytes(steering, n)?);
             }
             for &(_, bytes) in &fresh[..count.min(PREFETCH_AHEAD)] {
                 super::dot::prefetch(bytes);

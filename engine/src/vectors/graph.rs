@@ -385,6 +385,15 @@ impl<'a> GraphLayers<'a> {
         &self.body[start + 4 * width * slot..start + 4 * width * (slot + 1)]
     }
 
+    /// Asks the CPU to start loading `doc`'s layer-0 neighbour list (a hint: see
+    /// [`super::dot::prefetch`]).
+    #[inline]
+    pub(crate) fn prefetch_layer0(&self, doc: u32) {
+        if let Some(slot) = self.slot_of(0, doc) {
+            super::dot::prefetch(self.record(0, slot));
+        }
+    }
+
     /// The neighbours of `doc` on layer `l` (none if it is not on that layer), as
     /// little-endian u32 bytes.
     #[inline]
