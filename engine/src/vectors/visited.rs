@@ -1,15 +1,19 @@
 //! Which documents a graph walk has already scored: one mark a document, reset in O(1)
 //! between walks by moving to a new epoch, so a walk costs what it visits, not the
 //! segment's size. Each thread keeps one (`with_visited`) and reuses it for every walk:
-//! 4 bytes per document of the largest segment it has walked, allocated once.
+//! one byte per document of the largest segment it has walked, allocated once. A byte,
+//! not a wider epoch: a 1,000-deep walk tests some 30,000 scattered marks, and a quarter
+//! of the memory for them made the walk cheaper (docs/RESULTS.md, session 27; it made no
+//! difference while each test was a branch); the price is clearing the marks once every
+//! 255 walks.
 
 use std::cell::RefCell;
 
 #[derive(Default)]
 pub(crate) struct Visited {
     /// `marks[doc] == epoch`: visited in this walk.
-    marks: Vec<u32>,
-    epoch: u32,
+    marks: Vec<u8>,
+    epoch: u8,
 }
 
 impl Visited {
@@ -20,7 +24,7 @@ impl Visited {
         }
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            // Every 4 billion walks the epochs wrap: clear the marks once.
+            // Every 255 walks the epochs wrap: clear the marks once.
             self.marks.fill(0);
             self.epoch = 1;
         }
@@ -60,7 +64,7 @@ mod tests {
         assert!(v.insert(3) && !v.insert(3) && v.insert(9));
         v.reset(10);
         assert!(v.insert(3), "a new walk has visited nothing");
-        v.epoch = u32::MAX;
+        v.epoch = u8::MAX;
         v.insert(4);
         v.reset(20);
         assert_eq!(v.epoch, 1);
