@@ -509,10 +509,10 @@ impl Segment<'_> {
             }
         }
         // The unvisited neighbours of the document being expanded (at most 2m ≤ 256),
-        // with what is scored of them, fetched once: prefetched, then scored.
+        // and what is scored of each, fetched once: prefetched, then scored.
         let mut unvisited = [0u32; 2 * super::graph::MAX_M as usize];
-        let mut fresh: [(u32, &[u8]); 2 * super::graph::MAX_M as usize] =
-            [(0, &[]); 2 * super::graph::MAX_M as usize];
+        let mut fetched: [&[u8]; 2 * super::graph::MAX_M as usize] =
+            [&[]; 2 * super::graph::MAX_M as usize];
         while let Some(c) = candidates.pop() {
             if kept.len() >= ef && kept.peek().is_some_and(|w| c < w.0) {
                 break;
@@ -530,17 +530,18 @@ impl Segment<'_> {
                 unvisited[count] = n;
                 count += usize::from(visited.insert(n));
             }
-            for (slot, &n) in fresh.iter_mut().zip(&unvisited[..count]) {
-                *slot = (n, self.bytes(steering, n)?);
+            let (fresh, fetched) = (&unvisited[..count], &mut fetched[..count]);
+            for (b, &n) in fetched.iter_mut().zip(fresh) {
+                *b = self.bytes(steering, n)?;
             }
-            for &(_, bytes) in &fresh[..count.min(PREFETCH_AHEAD)] {
-                super::dot::prefetch(bytes);
+            for &b in fetched.iter().take(PREFETCH_AHEAD) {
+                super::dot::prefetch(b);
             }
-            for (i, &(n, bytes)) in fresh[..count].iter().enumerate() {
-                if let Some(&(_, ahead)) = fresh[..count].get(i + PREFETCH_AHEAD) {
+            for (i, (&n, &b)) in fresh.iter().zip(fetched.iter()).enumerate() {
+                if let Some(&ahead) = fetched.get(i + PREFETCH_AHEAD) {
                     super::dot::prefetch(ahead);
                 }
-                let s = self.steer(steering, n, bytes, stats)?;
+                let s = self.steer(steering, n, b, stats)?;
                 // The `ef`-th kept, once there are `ef`.
                 let worst = kept.peek().filter(|_| kept.len() >= ef).map(|w| w.0);
                 let enters = worst.is_none_or(|w| s > w);
