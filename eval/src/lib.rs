@@ -52,4 +52,5 @@ pub mod output;
 pub mod progress;
 pub mod quality;
 pub mod serve;
+pub mod thread_cpu;
 pub mod vectors;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::cpu;
+use crate::thread_cpu as cpu;
 use super::{Admission, CompletionTally, DispatchTally, LiveRung, Outcome, RequestTimes, Schedule};
 use crate::bench::backend::{Answer, Backend, Finished, Issue};
 use crate::bench::queries::QueryCycle;

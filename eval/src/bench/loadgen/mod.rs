@@ -11,7 +11,6 @@
 
 mod admission;
 pub mod closed;
-pub mod cpu;
 mod dispatcher;
 mod schedule;
 mod sim;
