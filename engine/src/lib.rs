@@ -48,7 +48,7 @@ pub use index::{
     AfterFlush, CheckReport, CommitStats, DEFAULT_MAX_DOCUMENT_BYTES, Failpoint, Index,
     IndexSettings, IndexWriter, MIN_MEMORY_BUDGET, MergePolicy, MergeStats, check_index,
 };
-pub use search::{Bm25Params, Hit, SearchOptions, Searcher};
+pub use search::{Bm25Params, Hit, SearchOptions, Searcher, TopKPath};
 pub use segment::{BpConfig, CommitPhase, CommitProgress, Reorder, ReorderProgress};
 pub use vectors::{
     DEFAULT_EF, DEFAULT_EF_CONSTRUCTION, DEFAULT_GRAPH_MIN_DOCS, DEFAULT_M, GraphSettings,

@@ -1,9 +1,11 @@
-//! Block-max MaxScore must return exactly what the exhaustive oracle returns: the same
-//! ids, the same scores to the bit, the same tie order — on random corpora, lengths,
-//! queries, k, BM25 parameters and segment splits.
+//! Block-max MaxScore and the term-at-a-time sums (and the plan that picks between them)
+//! must return exactly what the exhaustive oracle returns: the same ids, the same scores
+//! to the bit, the same tie order — on random corpora, lengths, queries, k, BM25
+//! parameters and segment splits.
 
 use heddle::{
     AnalyzerConfig, Bm25Params, BpConfig, Document, Index, IndexSettings, Reorder, SearchOptions,
+    TopKPath,
 };
 use proptest::prelude::*;
 
@@ -190,16 +192,26 @@ fn check_with_deletes(
         ..Default::default()
     };
     for q in queries {
-        let pruned = searcher.search(q, &opts).unwrap();
+        let planned = searcher.search(q, &opts).unwrap();
         let oracle = searcher.search_exhaustive(q, &opts).unwrap();
         let key = |hits: &[heddle::Hit]| -> Vec<(u64, u64)> {
             hits.iter().map(|h| (h.doc, h.score.to_bits())).collect()
         };
         assert_eq!(
-            key(&pruned),
+            key(&planned),
             key(&oracle),
             "query {q:?}, k {k}, {bm25:?}, {segments} segments, reordered {reorder}"
         );
+        // Each path on its own, whichever the plan would pick for this k.
+        for path in [TopKPath::MaxScore, TopKPath::TermAtATime] {
+            let docs = searcher.search_docs_by(q, &opts, path).unwrap();
+            let docs: Vec<(u64, u64)> = docs.iter().map(|&(d, s)| (d, s.to_bits())).collect();
+            assert_eq!(
+                docs,
+                key(&oracle),
+                "{path:?}: query {q:?}, k {k}, {bm25:?}, {segments} segments, reordered {reorder}"
+            );
+        }
     }
 }
 
@@ -207,7 +219,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn maxscore_equals_exhaustive(
+    fn every_top_k_path_equals_exhaustive(
         docs in corpus(),
         segments in 1usize..4,
         queries in prop::collection::vec(query(), 1..6),
@@ -240,7 +252,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
 
     #[test]
-    fn maxscore_equals_exhaustive_on_long_lists_with_deletes(
+    fn every_top_k_path_equals_exhaustive_on_long_lists_with_deletes(
         docs in long_corpus(),
         segments in 1usize..3,
         deleted in prop::collection::vec(0usize..8000, 0..400),

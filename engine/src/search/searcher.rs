@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::bm25::Bm25Params;
-use super::{exhaustive, maxscore, query};
+use super::{exhaustive, maxscore, query, taat};
 use crate::error::{Error, Result};
 use crate::field::Field;
 use crate::index::Snapshot;
@@ -29,6 +29,20 @@ impl Default for SearchOptions {
             field: Field::Flat,
         }
     }
+}
+
+/// Which algorithm collects a BM25 search's top k. Every one returns exactly the same
+/// hits, scores (bit for bit) and tie order; they differ only in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TopKPath {
+    /// Chosen per query ([`Searcher::search`]): term at a time when k is deep for the
+    /// query's most frequent term, block-max MaxScore otherwise.
+    #[default]
+    Planned,
+    /// Block-max MaxScore: skips the postings that cannot reach the top k.
+    MaxScore,
+    /// Every posting summed a window of documents at a time, nothing skipped.
+    TermAtATime,
 }
 
 /// One result, best first in a result list.
@@ -81,7 +95,9 @@ impl Searcher {
     /// Analyzes `query` with the index's analyzer and returns the top `opts.k` documents
     /// by BM25 (a disjunction of the query's terms), ties by ascending internal doc id.
     ///
-    /// Uses block-max MaxScore; the result is identical to [`Searcher::search_exhaustive`].
+    /// Uses block-max MaxScore, or for a k deep against the query's most frequent term
+    /// a term-at-a-time sum of every posting ([`TopKPath`]); the result is identical to
+    /// [`Searcher::search_exhaustive`].
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         self.resolve_all(self.search_docs(query, opts)?)
     }
@@ -92,6 +108,17 @@ impl Searcher {
     /// a document's id and title decompresses its store block, which is most of a
     /// 1,000-deep search's time on a small index.
     pub fn search_docs(&self, query: &str, opts: &SearchOptions) -> Result<Vec<(u64, f64)>> {
+        self.search_docs_by(query, opts, TopKPath::Planned)
+    }
+
+    /// [`Searcher::search_docs`] by the path given instead of the planned one: for tests
+    /// that hold each path to the oracle, and for measuring one against the other.
+    pub fn search_docs_by(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        path: TopKPath,
+    ) -> Result<Vec<(u64, f64)>> {
         self.check(opts)?;
         self.guarded(|| {
             let terms = query::prepare(
@@ -101,7 +128,16 @@ impl Searcher {
                 opts.field,
                 opts.bm25,
             )?;
-            let top = maxscore::top_k(&self.snapshot, opts.field, &terms, self.clamp(opts.k))?;
+            let k = self.clamp(opts.k);
+            let path = match path {
+                TopKPath::Planned if taat::pays_for(&terms, k) => TopKPath::TermAtATime,
+                TopKPath::Planned => TopKPath::MaxScore,
+                forced => forced,
+            };
+            let top = match path {
+                TopKPath::TermAtATime => taat::top_k(&self.snapshot, opts.field, &terms, k)?,
+                _ => maxscore::top_k(&self.snapshot, opts.field, &terms, k)?,
+            };
             Ok(ranked(top))
         })
     }

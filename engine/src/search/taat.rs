@@ -1,0 +1,154 @@
+//! Term at a time, a window of documents at a time: every posting of each query term
+//! scored a block at a time into one sum per document of a window of consecutive doc
+//! ids, and the window's sums read in doc order into the top k.
+//!
+//! Nothing is pruned. Where MaxScore cannot prune much (a deep k over frequent terms:
+//! the thousandth best score is low, so almost every posting may still matter), it pays
+//! per posting for merging the lists document by document and for bound tests that
+//! rarely skip; this pays only the decode, the score and one addition into a slot.
+//! Exactly equal to the oracle: a document's sum is taken term by term in the query's
+//! term order, the order in which the oracle adds a document's terms, so the scores are
+//! the same bit for bit, and [`TopK`] orders ties by doc whatever the order of pushes.
+
+use super::query::QueryTerm;
+use super::topk::TopK;
+use crate::error::Result;
+use crate::field::Field;
+use crate::index::Snapshot;
+use crate::postings::{BLOCK_LEN, TERMINATED};
+
+/// Documents summed at once: the sums of a window of this many consecutive doc ids
+/// (16 KiB of f64) stay in the first-level cache while every term's postings in the
+/// window are added to them. One array the size of the segment would be touched at
+/// random, a cache miss a posting once it outgrows the cache.
+const WINDOW: usize = 2048;
+
+/// The sums of one window, indexed by doc − the window's first doc, and which of them
+/// some posting reached (the others are not matches and are never ranked).
+struct Window {
+    sums: [f64; WINDOW],
+    matched: [u64; WINDOW / 64],
+}
+
+/// MaxScore is kept for a query whose most frequent term's documents number more than
+/// this many times k; at or under it, every posting is summed here instead.
+///
+/// Measured on the 171,332-document synthetic corpus (one segment) with its 1,000 bench
+/// queries of five classes, warm, best of three (`cargo run --release -p heddle --example
+/// text_paths -- INDEX QUERIES.txt K 3`, which also checks that both paths rank alike):
+/// summed over the queries, MaxScore / this path took 1,484 / 966 ms at k = 1,000,
+/// 712 / 641 ms at k = 100 and 449 / 637 ms at k = 10. Query by query the crossover sits
+/// near df/k ≈ 300–1,000: below it this path wins (at k = 1,000 for every query, up to
+/// df/k ≈ 170), above it MaxScore prunes enough to win (at k = 10, queries whose most
+/// frequent term is in 3,000–10,000 times k documents took MaxScore 0.6–0.7× this
+/// path's time). At 500 the planned path took 966, 686 and 448 ms.
+const DF_PER_K: u64 = 500;
+
+/// Whether this path should answer the top `k` of `terms`: when the most frequent term's
+/// documents (over the snapshot) are at most [`DF_PER_K`] × k, the k-th best score is
+/// too low for MaxScore to skip much.
+pub(crate) fn pays_for(terms: &[QueryTerm], k: usize) -> bool {
+    let most = terms
+        .iter()
+        .map(|t| {
+            t.infos
+                .iter()
+                .flatten()
+                .map(|i| u64::from(i.df))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    most <= (k as u64).saturating_mul(DF_PER_K)
+}
+
+pub(crate) fn top_k(
+    snapshot: &Snapshot,
+    field: Field,
+    terms: &[QueryTerm],
+    k: usize,
+) -> Result<TopK> {
+    let mut top = TopK::new(k);
+    if k == 0 {
+        return Ok(top);
+    }
+    let mut window = Box::new(Window {
+        sums: [0.0; WINDOW],
+        matched: [0; WINDOW / 64],
+    });
+    let mut lens = [0u32; BLOCK_LEN];
+    let mut scores = [0f64; BLOCK_LEN];
+    for (s, live) in snapshot.segments().iter().enumerate() {
+        let segment = &live.reader;
+        let base = snapshot.doc_base(s);
+        let lengths = segment.lengths(field);
+        let mut lists = Vec::with_capacity(terms.len());
+        for term in terms {
+            if let Some(info) = term.infos[s] {
+                lists.push((term.scorer, segment.postings(field, &info)?));
+            }
+        }
+        // In the query's term order: a document's terms are added in that order.
+        let mut cursors: Vec<_> = lists
+            .iter()
+            .map(|(scorer, list)| (*scorer, list.cursor()))
+            .collect();
+        loop {
+            let first = cursors
+                .iter()
+                .map(|(_, c)| c.doc())
+                .min()
+                .unwrap_or(TERMINATED);
+            if first == TERMINATED {
+                break;
+            }
+            let start = first - first % WINDOW as u32;
+            let end = start.saturating_add(WINDOW as u32);
+            for (scorer, cursor) in cursors.iter_mut() {
+                while cursor.doc() < end {
+                    let (docs, tfs_minus_1) = cursor.rest_of_block();
+                    if docs.is_empty() {
+                        break; // only a damaged list has an empty block before its end
+                    }
+                    // At least one: the cursor's own doc is in the window.
+                    let n = docs.partition_point(|&d| d < end).max(1);
+                    let (docs, tfs_minus_1) = (&docs[..n], &tfs_minus_1[..n]);
+                    lengths.get_many(docs, &mut lens);
+                    // The scores first, in a loop of their own that the compiler can
+                    // run several postings to an instruction; then the additions.
+                    for ((s, &tf), &len) in scores.iter_mut().zip(tfs_minus_1).zip(&lens) {
+                        *s = scorer.score(tf.wrapping_add(1), len);
+                    }
+                    for (&d, &score) in docs.iter().zip(&scores) {
+                        // A doc before the window (only a damaged list goes backwards)
+                        // wraps far past it and is dropped.
+                        let at = d.wrapping_sub(start) as usize;
+                        if at < WINDOW {
+                            window.sums[at] += score;
+                            window.matched[at / 64] |= 1 << (at % 64);
+                        }
+                    }
+                    cursor.advance_in_block(n);
+                }
+            }
+            // Documents come in ascending order, so one that only ties the worst kept
+            // score loses to it: most of a deep disjunction's matches are turned away
+            // by one comparison.
+            let mut worst = top.threshold().unwrap_or(f64::NEG_INFINITY);
+            for (w, word) in window.matched.iter_mut().enumerate() {
+                let mut bits = std::mem::take(word);
+                while bits != 0 {
+                    let at = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let score = std::mem::take(&mut window.sums[at]);
+                    let doc = start + at as u32;
+                    if score > worst && !live.is_deleted(doc) {
+                        top.push(score, base + u64::from(doc));
+                        worst = top.threshold().unwrap_or(f64::NEG_INFINITY);
+                    }
+                }
+            }
+        }
+    }
+    Ok(top)
+}
