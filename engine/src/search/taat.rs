@@ -82,12 +82,7 @@ pub(crate) fn top_k(
         let segment = &live.reader;
         let base = snapshot.doc_base(s);
         let lengths = segment.lengths(field);
-        let mut lists = Vec::with_capacity(terms.len());
-        for term in terms {
-            if let Some(info) = term.infos[s] {
-                lists.push((term.scorer, segment.postings(field, &info)?));
-            }
-        }
+        let lists = super::query::lists_in_segment(segment, s, field, terms)?;
         // In the query's term order: a document's terms are added in that order.
         let mut cursors: Vec<_> = lists
             .iter()
