@@ -8,7 +8,8 @@ sentence-transformers), one at a time. Figures: each query's latency (p50, p99, 
 rank) at 1 and 2 threads, and documents/s at the requested thread counts. Each round runs
 every figure of both runtimes, one after the other, ONNX Runtime first in odd rounds and
 heddle first in even ones; rounds are repeated (three by default) and the median of each
-figure is reported with heddle's ratio to ONNX Runtime.
+figure is reported with heddle's ratio to ONNX Runtime, beside the median of the rounds'
+own ratios (each round's two runs side by side, the comparison a noisy machine allows).
 
 Why one runtime after the other and not interleaved a few queries at a time, which would
 meet this host's slow spells alike: interleaving, tried in session 21 (heddle reading blocks
@@ -298,20 +299,31 @@ def main():
         def median_of(key, field):
             return statistics.median(figures[key][field] for figures in rounds)
 
+        def ratios(what, field):
+            # Each round's two runs side by side: the comparison a round makes.
+            return [figures[f"heddle {what}"][field] / figures[f"ort {what}"][field]
+                    for figures in rounds]
+
+        def ratio_cells(what, field):
+            each = ratios(what, field)
+            listed = ", ".join(f"{r:.2f}" for r in each)
+            return f"**{statistics.median(each):.2f}×** ({listed})"
+
         print()
         print(f"| figure (median of {args.rounds}) | ONNX Runtime fp32 | heddle-encoder | "
-              "heddle / ONNX Runtime |")
-        print("|---|---|---|---|")
+              "ratio of the medians | median of the rounds' ratios (each round) |")
+        print("|---|---|---|---|---|")
         for threads in query_threads:
             for field in ("p50_ms", "p99_ms"):
                 ort = median_of(f"ort query {threads}", field)
                 ours = median_of(f"heddle query {threads}", field)
                 print(f"| query {field[:3]}, {threads} thread(s) | {ort:.2f} ms | {ours:.2f} ms | "
-                      f"{ours / ort:.2f}× |")
+                      f"{ours / ort:.2f}× | {ratio_cells(f'query {threads}', field)} |")
         for threads in document_threads:
             ort = median_of(f"ort documents {threads}", "per_second")
             ours = median_of(f"heddle documents {threads}", "per_second")
-            print(f"| documents/s, {threads} thread(s) | {ort:.1f} | {ours:.1f} | {ours / ort:.2f}× |")
+            print(f"| documents/s, {threads} thread(s) | {ort:.1f} | {ours:.1f} | {ours / ort:.2f}× | "
+                  f"{ratio_cells(f'documents {threads}', 'per_second')} |")
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(rounds, indent=1) + "\n", encoding="utf-8")
