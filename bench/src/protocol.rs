@@ -33,7 +33,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
-use heddle_eval::thread_cpu::thread_cpu_ns;
+use heddle_eval::bench::loadgen::cpu::thread_cpu_ns;
 
 /// A request from the parent.
 #[derive(Debug, Clone, PartialEq)]

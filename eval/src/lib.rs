@@ -52,5 +52,4 @@ pub mod output;
 pub mod progress;
 pub mod quality;
 pub mod serve;
-pub mod thread_cpu;
 pub mod vectors;

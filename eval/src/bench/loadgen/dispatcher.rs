@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::cpu;
 use super::{Admission, CompletionTally, DispatchTally, LiveRung, Outcome, RequestTimes, Schedule};
 use crate::bench::backend::{Answer, Backend, Finished, Issue};
 use crate::bench::queries::QueryCycle;
-use crate::thread_cpu as cpu;
 
 /// Time for the workers to start before the first request is due.
 const START_LEAD: Duration = Duration::from_millis(5);

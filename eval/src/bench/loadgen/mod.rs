@@ -11,6 +11,7 @@
 
 mod admission;
 pub mod closed;
+pub mod cpu;
 mod dispatcher;
 mod schedule;
 mod sim;

@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::Backend;
+use crate::bench::loadgen::cpu::on_this_thread;
 use crate::bench::queries::QueryCycle;
 use crate::bench::report::format::{micros, micros_or_dash};
 use crate::bench::stats::{LatencyHistogram, LatencySummary, Spread, spread};
-use crate::thread_cpu::on_this_thread;
 
 /// One engine's sequential figures.
 #[derive(Debug, Clone, Serialize, Deserialize)]

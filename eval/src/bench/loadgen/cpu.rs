@@ -1,6 +1,5 @@
 //! The calling thread's own CPU clock: time this thread ran on a core, not the time it
-//! waited for one. Read around each request's service by the bench worker that serves it,
-//! and around the work a request hands to a helper thread (`quality::streams`).
+//! waited for one. Read around each request's service by the worker that serves it.
 
 /// Nanoseconds of CPU the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), or
 /// `None` where the clock is not available.
