@@ -19,11 +19,7 @@ pub(crate) fn top_k(
         let segment = &live.reader;
         let base = snapshot.doc_base(s);
         let lengths = segment.lengths(field);
-        let lists = super::query::lists_in_segment(segment, s, field, terms)?;
-        let mut cursors: Vec<_> = lists
-            .iter()
-            .map(|(scorer, list)| (*scorer, list.cursor()))
-            .collect();
+        let mut cursors = super::query::cursors_in_segment(segment, s, field, terms)?;
         loop {
             let doc = cursors
                 .iter()

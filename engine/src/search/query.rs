@@ -4,7 +4,7 @@ use crate::analysis::Analyzer;
 use crate::error::Result;
 use crate::field::Field;
 use crate::index::Snapshot;
-use crate::postings::PostingsList;
+use crate::postings::PostingsCursor;
 use crate::search::bm25::{self, Bm25Params, TermScorer};
 use crate::segment::SegmentReader;
 use crate::termdict::TermInfo;
@@ -64,20 +64,20 @@ pub(crate) fn prepare(
     Ok(terms)
 }
 
-/// The postings lists in segment `s` (of the snapshot `terms` were prepared against) of
-/// the terms it holds, each with its scorer, in the query's term order: the order in
-/// which a document's term scores are summed, whichever path sums them.
-pub(crate) fn lists_in_segment<'a>(
+/// A cursor on the postings in segment `s` (of the snapshot `terms` were prepared
+/// against) of each term it holds, with the term's scorer, in the query's term order:
+/// the order in which a document's term scores are summed, whichever path sums them.
+pub(crate) fn cursors_in_segment<'a>(
     segment: &'a SegmentReader,
     s: usize,
     field: Field,
     terms: &[QueryTerm],
-) -> Result<Vec<(TermScorer, PostingsList<'a>)>> {
-    let mut lists = Vec::with_capacity(terms.len());
+) -> Result<Vec<(TermScorer, PostingsCursor<'a>)>> {
+    let mut cursors = Vec::with_capacity(terms.len());
     for term in terms {
         if let Some(info) = term.infos[s] {
-            lists.push((term.scorer, segment.postings(field, &info)?));
+            cursors.push((term.scorer, segment.postings(field, &info)?.cursor()));
         }
     }
-    Ok(lists)
+    Ok(cursors)
 }
