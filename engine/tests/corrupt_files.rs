@@ -6,7 +6,7 @@ use common::error_path;
 
 use std::path::{Path, PathBuf};
 
-use heddle::{Error, Index, SearchOptions};
+use heddle::{Error, Index, SearchOptions, TopKPath};
 
 fn build() -> (tempfile::TempDir, Vec<PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
@@ -26,11 +26,16 @@ fn build() -> (tempfile::TempDir, Vec<PathBuf>) {
     (dir, files)
 }
 
+/// Opens and searches by the planned path and by each top-k path on its own (a query on
+/// so small an index is planned to one of them only).
 fn open_and_search(dir: &Path) -> heddle::Result<()> {
     let index = Index::open(dir)?;
-    index
-        .searcher()
-        .search("coronavirus bats hospital", &SearchOptions::default())?;
+    let searcher = index.searcher();
+    let (query, opts) = ("coronavirus bats hospital", SearchOptions::default());
+    searcher.search(query, &opts)?;
+    for path in [TopKPath::MaxScore, TopKPath::TermAtATime] {
+        searcher.search_docs_by(query, &opts, path)?;
+    }
     Ok(())
 }
 

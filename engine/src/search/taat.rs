@@ -142,3 +142,45 @@ pub(crate) fn top_k(
     }
     Ok(top)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::bm25::{Bm25Params, TermScorer};
+    use crate::termdict::TermInfo;
+
+    /// A query term in as many documents of each segment as `dfs` says.
+    fn term(dfs: &[u32]) -> QueryTerm {
+        QueryTerm {
+            infos: dfs
+                .iter()
+                .map(|&df| {
+                    Some(TermInfo {
+                        postings_offset: 0,
+                        postings_len: 0,
+                        df,
+                    })
+                })
+                .collect(),
+            scorer: TermScorer::new(Bm25Params::default(), 1.0, 1, 10.0),
+        }
+    }
+
+    #[test]
+    fn the_plan_sums_term_at_a_time_when_k_is_deep_against_the_most_frequent_term() {
+        // The most frequent term is in 30,000 + 20,000 documents over two segments; the
+        // rare one's 15 must not be added to it.
+        let terms = [term(&[30_000, 20_000]), term(&[10, 5])];
+        assert!(pays_for(&terms, 100)); // 50,000 ≤ 500 × 100
+        assert!(!pays_for(&terms, 99)); // 50,000 > 500 × 99
+        // A term absent from a segment counts nothing there.
+        let absent = QueryTerm {
+            infos: vec![None, Some(term(&[600]).infos[0].unwrap())],
+            ..term(&[])
+        };
+        let absent = std::slice::from_ref(&absent);
+        assert!(!pays_for(absent, 1) && pays_for(absent, 2));
+        // No term at all: nothing to prune either way.
+        assert!(pays_for(&[], 1));
+    }
+}
